@@ -1,0 +1,72 @@
+/**
+ * The marketplace database: SQLite for a laptop, PostgreSQL in production,
+ * chosen by one URL (`sqlite:PATH` or `postgres://…`). Migrations run when the
+ * layer is built.
+ */
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Config, ConfigError, Effect, Either, Layer, Redacted, String } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { migrate } from "./Migrations.js"
+
+export type DatabaseUrl =
+  | { readonly _tag: "Sqlite"; readonly filename: string }
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
+
+export const defaultDatabaseUrl = "sqlite:./data/marketplace.db"
+
+export const parseDatabaseUrl = (value: string): DatabaseUrl | undefined => {
+  if (value.startsWith("sqlite:")) {
+    const filename = value.slice("sqlite:".length)
+    return filename.length > 0 ? { _tag: "Sqlite", filename } : undefined
+  }
+  if (/^postgres(?:ql)?:\/\//.test(value)) return { _tag: "Postgres", url: Redacted.make(value) }
+  return undefined
+}
+
+/** `MARKETPLACE_DATABASE`: where the catalogue lives. Redacted because a URL may carry a password. */
+export const DatabaseUrlConfig = Config.redacted("MARKETPLACE_DATABASE").pipe(
+  Config.withDefault(Redacted.make(defaultDatabaseUrl)),
+  Config.mapOrFail((redacted) => {
+    const parsed = parseDatabaseUrl(Redacted.value(redacted))
+    // The value itself is not repeated in the error: it may hold a password.
+    return parsed
+      ? Either.right(parsed)
+      : Either.left(ConfigError.InvalidData(["MARKETPLACE_DATABASE"], "must be sqlite:PATH or postgres://…"))
+  })
+)
+
+const names = { transformResultNames: String.snakeToCamel, transformQueryNames: String.camelToSnake }
+
+const sqliteClient = (filename: string) =>
+  Layer.unwrapEffect(
+    Effect.sync(() => {
+      if (filename !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
+      return SqliteClient.layer({ filename, ...names })
+    })
+  ).pipe(
+    Layer.tap((context) =>
+      SqlClient.SqlClient.pipe(
+        Effect.flatMap((sql) => Effect.all([sql`PRAGMA foreign_keys = ON`, sql`PRAGMA busy_timeout = 5000`])),
+        Effect.provide(context),
+        Effect.orDie
+      )
+    )
+  )
+
+const pgClient = (url: Redacted.Redacted<string>) =>
+  PgClient.layer({ url, maxConnections: 16, applicationName: "clark-marketplace", ...names })
+
+/** A connected client, without running migrations. */
+export const client = (url: DatabaseUrl): Layer.Layer<SqlClient.SqlClient> =>
+  url._tag === "Sqlite" ? Layer.orDie(sqliteClient(url.filename)) : Layer.orDie(pgClient(url.url))
+
+/** A connected, migrated database. */
+export const layer = (url: DatabaseUrl): Layer.Layer<SqlClient.SqlClient> =>
+  Layer.effectDiscard(Effect.orDie(migrate)).pipe(Layer.provideMerge(client(url)))
+
+export const layerConfig: Layer.Layer<SqlClient.SqlClient> = Layer.unwrapEffect(
+  Effect.map(Effect.orDie(DatabaseUrlConfig), layer)
+)

@@ -1,0 +1,9 @@
+/** The marketplace's migration set, one for both dialects. */
+import { Migrator } from "@effect/sql"
+import catalog from "./migrations/0001_catalog.js"
+
+export const loader = Migrator.fromRecord({
+  "0001_catalog": catalog
+})
+
+export const migrate = Migrator.make({})({ loader, table: "clark_migrations" })

@@ -1,0 +1,39 @@
+/**
+ * Reading rows the same way from both dialects: PostgreSQL returns BIGINT and
+ * COUNT as strings and booleans as booleans, SQLite returns numbers for both.
+ */
+import type { CurationStatus, PackageSummary } from "../../../schema/marketplace/Package.js"
+
+export type Row = Record<string, unknown>
+
+export const bool = (value: unknown): boolean => value === true || value === 1 || value === "1" || value === "t"
+export const int = (value: unknown): number => (typeof value === "number" ? value : Number(value))
+export const text = (value: unknown): string => (typeof value === "string" ? value : String(value))
+export const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : text(value))
+export const json = <A>(value: unknown): A => JSON.parse(text(value)) as A
+
+/** Columns of a package summary; `p` is packages, `pub` the joined publisher. */
+export const summaryColumns = `p.id, p.name, p.display_name, p.description, p.latest_version, p.category_slug,
+  p.curation_status, p.keywords, p.indexed_at, p.updated_at, p.latest_published_at,
+  pub.slug AS publisher_slug, pub.name AS publisher_name, pub.verified AS publisher_verified`
+
+export const summaryFrom = `packages p LEFT JOIN publishers pub ON pub.id = p.publisher_id`
+
+export const toSummary = (row: Row): PackageSummary => ({
+  name: text(row.name),
+  displayName: text(row.displayName),
+  description: text(row.description),
+  latestVersion: textOrNull(row.latestVersion),
+  publisher: row.publisherSlug === null || row.publisherSlug === undefined
+    ? null
+    : { slug: text(row.publisherSlug), name: text(row.publisherName), verified: bool(row.publisherVerified) },
+  categorySlug: textOrNull(row.categorySlug),
+  curationStatus: text(row.curationStatus) as CurationStatus,
+  keywords: json<Array<string>>(row.keywords),
+  indexedAt: textOrNull(row.indexedAt),
+  updatedAt: text(row.updatedAt)
+})
+
+/** A boolean as the dialect binds it: better-sqlite3 binds no booleans. */
+export const flag = (dialect: "pg" | "sqlite", value: boolean): boolean | number =>
+  dialect === "pg" ? value : value ? 1 : 0

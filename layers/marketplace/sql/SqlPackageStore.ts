@@ -1,0 +1,158 @@
+/** PackageStore on SQLite or PostgreSQL; the dialects differ only in full-text search. */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect, Layer, Option } from "effect"
+import type { LatestVersion, PackageDetail, VersionItem } from "../../../schema/marketplace/Package.js"
+import { type Keyset, type PackageQuery, PackageStore } from "../../../services/marketplace/PackageStore.js"
+import { bool, int, json, type Row, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
+
+  const nameOf = (id: number) => sql`(SELECT name FROM packages WHERE id = ${id})`
+
+  /** Text condition and relevance score (higher is better) of a term list. */
+  const textSearch = (terms: ReadonlyArray<string>) => {
+    if (dialect === "pg") {
+      const query = sql`to_tsquery('simple', ${terms.map((term) => `${term}:*`).join(" & ")})`
+      return {
+        join: sql``,
+        where: sql`p.search_vector @@ ${query}`,
+        score: sql`ts_rank(p.search_vector, ${query})::float8`
+      }
+    }
+    return {
+      join: sql`JOIN packages_fts ON packages_fts.rowid = p.id`,
+      where: sql`packages_fts MATCH ${terms.map((term) => `"${term}"*`).join(" AND ")}`,
+      score: sql`-bm25(packages_fts, 10.0, 5.0, 2.0, 1.0)`
+    }
+  }
+
+  const onLatest = (table: string, column: string, value: string) =>
+    sql`EXISTS (SELECT 1 FROM ${sql(table)} x WHERE x.version_id = p.latest_version_id AND ${sql(column)} = ${value})`
+
+  const find = (query: PackageQuery) =>
+    Effect.gen(function*() {
+      const conditions: Array<Statement.Fragment> = [sql.in("p.curation_status", query.statuses)]
+      if (query.category !== undefined) conditions.push(sql`p.category_slug = ${query.category}`)
+      if (query.publisher !== undefined) conditions.push(sql`pub.slug = ${query.publisher}`)
+      if (query.kind !== undefined) conditions.push(onLatest("version_facets", "x.kind", query.kind))
+      if (query.isolation !== undefined) conditions.push(onLatest("version_facets", "x.isolation", query.isolation))
+      if (query.platform !== undefined) conditions.push(onLatest("version_platforms", "x.platform", query.platform))
+
+      const search = query.terms.length > 0 ? textSearch(query.terms) : undefined
+      if (search) conditions.push(search.where)
+      const relevance = query.ordering === "relevance" && search !== undefined
+      const ordering = relevance ? "relevance" : query.ordering === "name" ? "name" : "latest"
+      const after = query.after
+      const limit = query.limit + 1
+
+      const rows: ReadonlyArray<Row> = yield* (() => {
+        switch (ordering) {
+          case "relevance": {
+            const inner = sql`SELECT ${sql.literal(summaryColumns)}, ${search!.score} AS score
+              FROM ${sql.literal(summaryFrom)} ${search!.join} WHERE ${sql.and(conditions)}`
+            const resume = after === undefined
+              ? sql`1 = 1`
+              : sql`(s.score < ${after.value} OR (s.score = ${after.value} AND s.name > ${nameOf(after.id)}))`
+            return sql<Row>`SELECT * FROM (${inner}) s WHERE ${resume} ORDER BY s.score DESC, s.name ASC LIMIT ${limit}`
+          }
+          case "name": {
+            if (after !== undefined) conditions.push(sql`p.name > ${nameOf(after.id)}`)
+            return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${search?.join ?? sql``}
+              WHERE ${sql.and(conditions)} ORDER BY p.name ASC LIMIT ${limit}`
+          }
+          case "latest": {
+            if (after !== undefined) {
+              conditions.push(
+                sql`(p.latest_published_at < ${after.value} OR (p.latest_published_at = ${after.value} AND p.name > ${
+                  nameOf(after.id)
+                }))`
+              )
+            }
+            return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${search?.join ?? sql``}
+              WHERE ${sql.and(conditions)} ORDER BY p.latest_published_at DESC, p.name ASC LIMIT ${limit}`
+          }
+        }
+      })()
+
+      const page = rows.slice(0, query.limit)
+      const last = page[page.length - 1]
+      const keyOf = (row: Row): Keyset => ({
+        id: int(row.id),
+        value: ordering === "relevance" ? Number(row.score) : ordering === "latest" ? text(row.latestPublishedAt) : null
+      })
+      return {
+        items: page.map(toSummary),
+        next: rows.length > query.limit && last !== undefined ? keyOf(last) : undefined
+      }
+    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.find"))
+
+  const visible = (name: string, statuses: PackageQuery["statuses"]) =>
+    sql`p.name = ${name} AND ${sql.in("p.curation_status", statuses)}`
+
+  const versionItem = (row: Row): VersionItem => ({
+    version: text(row.version),
+    publishedAt: text(row.publishedAt),
+    indexedAt: text(row.indexedAt),
+    registryIntegrity: text(row.registryIntegrity),
+    tarballSha512Verified: bool(row.tarballSha512Verified),
+    hasProvenance: bool(row.hasProvenance)
+  })
+
+  const detail: PackageStore["Type"]["detail"] = (name, statuses) =>
+    Effect.gen(function*() {
+      const [row] = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}, p.homepage, p.repository_url, p.license,
+          v.version, v.published_at, v.indexed_at AS version_indexed_at, v.registry_integrity,
+          v.tarball_sha512_verified, v.has_provenance, v.readme_html, v.platforms, v.facets, v.permissions,
+          v.previews, v.security_checks
+        FROM ${sql.literal(summaryFrom)} LEFT JOIN package_versions v ON v.id = p.latest_version_id
+        WHERE ${visible(name, statuses)}`
+      if (row === undefined) return Option.none()
+      const versions = yield* sql<Row>`SELECT version, published_at FROM package_versions
+        WHERE package_id = ${row.id} ORDER BY published_at DESC, id DESC`
+      const latest: LatestVersion | null = row.version === null || row.version === undefined ? null : {
+        ...versionItem({ ...row, indexedAt: row.versionIndexedAt }),
+        readmeHtml: textOrNull(row.readmeHtml),
+        platforms: json(row.platforms),
+        facets: json(row.facets),
+        permissions: json(row.permissions),
+        previews: json(row.previews),
+        securityChecks: json(row.securityChecks)
+      }
+      const result: PackageDetail = {
+        ...toSummary(row),
+        homepage: textOrNull(row.homepage),
+        repositoryUrl: textOrNull(row.repositoryUrl),
+        license: textOrNull(row.license),
+        latest,
+        versions: versions.map((v) => ({ version: text(v.version), publishedAt: text(v.publishedAt) }))
+      }
+      return Option.some(result)
+    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.detail"))
+
+  const versions: PackageStore["Type"]["versions"] = (name, statuses) =>
+    Effect.gen(function*() {
+      const [pkg] = yield* sql<Row>`SELECT p.id FROM packages p WHERE ${visible(name, statuses)}`
+      if (pkg === undefined) return Option.none()
+      const rows = yield* sql<Row>`SELECT version, published_at, indexed_at, registry_integrity,
+          tarball_sha512_verified, has_provenance
+        FROM package_versions WHERE package_id = ${pkg.id} ORDER BY published_at DESC, id DESC`
+      return Option.some(rows.map(versionItem))
+    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.versions"))
+
+  const release: PackageStore["Type"]["release"] = (name, version, statuses) =>
+    Effect.gen(function*() {
+      const which = version === undefined ? sql`v.id = p.latest_version_id` : sql`v.version = ${version}`
+      const [row] = yield* sql<Row>`SELECT p.name, v.version, v.registry_integrity
+        FROM packages p JOIN package_versions v ON v.package_id = p.id
+        WHERE ${visible(name, statuses)} AND ${which}`
+      return row === undefined
+        ? Option.none()
+        : Option.some({ name: text(row.name), version: text(row.version), integrity: text(row.registryIntegrity) })
+    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.release"))
+
+  return PackageStore.of({ find, detail, versions, release })
+})
+
+export const layer = Layer.effect(PackageStore, make)
