@@ -11,6 +11,7 @@ import {
   IdempotencyInProgressWire,
   IdempotencyKeyReusedWire,
   InternalErrorWire,
+  NotImplementedWire,
   NotFoundWire,
   UnauthorizedWire,
   ValidationFailedWire
@@ -144,6 +145,7 @@ export class MarketplaceApi extends HttpApi.make("marketplace")
   .addError(ValidationFailedWire)
   .addError(BadRequestWire)
   .addError(InternalErrorWire)
+  .addError(NotImplementedWire)
   .prefix("/api/v1")
   .annotateContext(
     OpenApi.annotations({

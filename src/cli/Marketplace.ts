@@ -1,0 +1,111 @@
+/** `clark marketplace …`: serve the marketplace and administer its database. */
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Console, Effect, Layer, Option } from "effect"
+import { SingleBar } from "cli-progress"
+import * as Database from "../../layers/marketplace/sql/Database.js"
+import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
+import { importDocument, seedDemo, seedDemoIfEmpty, seedSynthetic } from "../marketplace/admin/Admin.js"
+import * as Server from "../marketplace/Server.js"
+
+const database = Options.text("database").pipe(
+  Options.withDescription("sqlite:PATH or postgres://… (default: MARKETPLACE_DATABASE, else sqlite:./data/marketplace.db)"),
+  Options.optional
+)
+
+const databaseLayer = (option: Option.Option<string>) =>
+  Option.match(option, {
+    onNone: () => Database.layerConfig,
+    onSome: (value) => {
+      const url = Database.parseDatabaseUrl(value)
+      return url === undefined
+        ? Layer.die(new Error("--database must be sqlite:PATH or postgres://…"))
+        : Database.layer(url)
+    }
+  })
+
+const withImporter = (option: Option.Option<string>) =>
+  Effect.provide(SqlCatalogImporter.layer.pipe(Layer.provideMerge(databaseLayer(option))))
+
+const serve = Command.make("serve", {
+  database,
+  port: Options.integer("port").pipe(Options.withDescription("default: MARKETPLACE_PORT, else 8787"), Options.optional),
+  host: Options.text("host").pipe(Options.withDescription("default: MARKETPLACE_HOST, else 127.0.0.1"), Options.optional),
+  seedDemo: Options.boolean("seed-demo-if-empty").pipe(
+    Options.withDescription("load the demo catalogue when the database holds no packages")
+  )
+}, (options) =>
+  Effect.gen(function*() {
+    const listen = yield* Server.ListenConfig
+    const db = databaseLayer(options.database)
+    if (options.seedDemo) {
+      const seeded = yield* seedDemoIfEmpty.pipe(Effect.provide(SqlCatalogImporter.layer.pipe(Layer.provide(db))))
+      if (seeded) yield* Effect.logInfo("Seeded the demo catalogue")
+    }
+    yield* Layer.launch(
+      Server.serve({
+        host: Option.getOrElse(options.host, () => listen.host),
+        port: Option.getOrElse(options.port, () => listen.port)
+      }).pipe(Layer.provide(db))
+    )
+  })).pipe(Command.withDescription("Serve the marketplace API"))
+
+const migrate = Command.make("migrate", { database }, (options) =>
+  Effect.gen(function*() {
+    yield* Effect.provide(Effect.void, databaseLayer(options.database))
+    yield* Console.log("Migrations applied")
+  })).pipe(Command.withDescription("Create or upgrade the database schema"))
+
+const seed = Command.make("seed", {
+  database,
+  demo: Options.boolean("demo").pipe(Options.withDescription("load the demo catalogue")),
+  synthetic: Options.integer("synthetic").pipe(
+    Options.withDescription("generate N synthetic packages (up to 1,000,000)"),
+    Options.optional
+  )
+}, (options) =>
+  Effect.gen(function*() {
+    if (options.demo) {
+      const counts = yield* seedDemo
+      yield* Console.log(`Demo catalogue loaded: ${JSON.stringify(counts)}`)
+    }
+    if (Option.isSome(options.synthetic)) {
+      const count = options.synthetic.value
+      if (count < 1 || count > 1_000_000) return yield* Effect.fail(new Error("--synthetic must be 1 to 1,000,000"))
+      const bar = new SingleBar({ format: "synthetic packages [{bar}] {value}/{total} {eta_formatted} left" })
+      bar.start(count, 0)
+      const written = yield* seedSynthetic(count, (n) => Effect.sync(() => bar.update(n))).pipe(
+        Effect.ensuring(Effect.sync(() => bar.stop()))
+      )
+      yield* Console.log(`${written} synthetic packages written`)
+    }
+    if (!options.demo && Option.isNone(options.synthetic)) {
+      return yield* Effect.fail(new Error("say what to seed: --demo or --synthetic N"))
+    }
+  }).pipe(withImporter(options.database))).pipe(Command.withDescription("Load demo or synthetic data"))
+
+const importFile = Command.make("import", { database, file: Args.file({ name: "FILE.json", exists: "yes" }) }, (options) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(options.file)
+    const input = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (error) => new Error(`${options.file} is not JSON: ${(error as Error).message}`)
+    })
+    const counts = yield* importDocument(input).pipe(
+      Effect.catchTag("ImportRejected", (e) => Effect.fail(new Error(`Import refused at ${e.path}: ${e.message}`)))
+    )
+    yield* Console.log(`Imported: ${JSON.stringify(counts)}`)
+  }).pipe(withImporter(options.database))).pipe(
+    Command.withDescription("Load categories, publishers, packages, collections and pages from a JSON file, all or nothing")
+  )
+
+const admin = Command.make("admin").pipe(
+  Command.withDescription("Administer the marketplace database directly"),
+  Command.withSubcommands([migrate, seed, importFile])
+)
+
+export const marketplace = Command.make("marketplace").pipe(
+  Command.withDescription("The package marketplace service"),
+  Command.withSubcommands([serve, admin])
+)

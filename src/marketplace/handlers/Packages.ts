@@ -1,0 +1,75 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Either, Option } from "effect"
+import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
+import { NotFound, ValidationFailed } from "../../../schema/marketplace/Errors.js"
+import { type ListParams, publicStatuses } from "../../../schema/marketplace/Package.js"
+import * as Cursor from "../../../services/marketplace/Cursor.js"
+import { coordinate } from "../../../services/marketplace/Install.js"
+import * as Listing from "../../../services/marketplace/Listing.js"
+import { PackageStore } from "../../../services/marketplace/PackageStore.js"
+
+const cursorMessages = {
+  malformed: "cursor does not decode; pass back the nextCursor of the previous response unchanged",
+  foreign: "cursor belongs to another sort or other filters"
+} as const
+
+/** One page of packages under the listing rules, with the cursor of the next page. */
+export const findPage = (params: ListParams, route: "packages" | "search") =>
+  Effect.gen(function*() {
+    const store = yield* PackageStore
+    const plan = Listing.plan(params, route)
+    if (Either.isLeft(plan)) {
+      const { parameter, problem } = plan.left
+      return yield* new ValidationFailed({
+        message: `Invalid request: ${parameter}`,
+        details: { issues: [{ path: parameter, message: cursorMessages[problem] }] }
+      })
+    }
+    const slice = yield* store.find(plan.right.query)
+    return {
+      items: slice.items,
+      nextCursor: slice.next === undefined ? null : Cursor.encode(plan.right.binding, slice.next)
+    }
+  })
+
+const packageNotFound = (name: string) => new NotFound({ message: `No package named ${name}` })
+
+export const PackagesLive = HttpApiBuilder.group(MarketplaceApi, "packages", (handlers) =>
+  Effect.gen(function*() {
+    const store = yield* PackageStore
+    return handlers
+      .handle("list", ({ urlParams }) => findPage(urlParams, "packages").pipe(Effect.provideService(PackageStore, store)))
+      .handle("get", ({ path }) =>
+        store.detail(path.name, publicStatuses).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(packageNotFound(path.name)), onSome: Effect.succeed }))
+        ))
+      .handle("versions", ({ path }) =>
+        store.versions(path.name, publicStatuses).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(packageNotFound(path.name)),
+            onSome: (items) => Effect.succeed({ items })
+          }))
+        ))
+      .handle("install", ({ path, urlParams }) =>
+        store.release(path.name, urlParams.version, publicStatuses).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () =>
+              Effect.fail(
+                urlParams.version === undefined
+                  ? new NotFound({ message: `No indexed version of ${path.name}` })
+                  : new NotFound({ message: `No indexed version ${urlParams.version} of ${path.name}` })
+              ),
+            onSome: (release) => Effect.succeed(coordinate(release))
+          }))
+        ))
+  }))
+
+export const SearchLive = HttpApiBuilder.group(MarketplaceApi, "search", (handlers) =>
+  Effect.gen(function*() {
+    const store = yield* PackageStore
+    return handlers.handle("search", ({ urlParams }) =>
+      findPage(urlParams, "search").pipe(
+        Effect.map((page) => ({ query: urlParams.q ?? "", ...page })),
+        Effect.provideService(PackageStore, store)
+      ))
+  }))

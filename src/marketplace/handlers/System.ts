@@ -1,0 +1,24 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Clock, DateTime, Effect } from "effect"
+import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
+import { type Health, Unhealthy } from "../../../schema/marketplace/System.js"
+import { DatabaseHealth } from "../../../services/marketplace/DatabaseHealth.js"
+import { Settings } from "../Settings.js"
+
+export const SystemLive = HttpApiBuilder.group(MarketplaceApi, "system", (handlers) =>
+  Effect.gen(function*() {
+    const database = yield* DatabaseHealth
+    const settings = yield* Settings
+    return handlers.handle("health", () =>
+      Effect.gen(function*() {
+        const ok = yield* database.check
+        const checkedAt = DateTime.formatIso(DateTime.unsafeMake(yield* Clock.currentTimeMillis))
+        const health: Health = {
+          status: ok ? "ok" : "degraded",
+          environment: settings.environment,
+          checkedAt,
+          checks: { database: ok ? "ok" : "error" }
+        }
+        return ok ? health : yield* new Unhealthy({ health })
+      }))
+  }))
