@@ -17,39 +17,48 @@ export type ImportVersionInput = NonNullable<ImportPackageInput["versions"]>[num
 // Seeded randomness (shared with the demo catalogue)
 // ---------------------------------------------------------------------------
 
-export interface Rng {
-  /** A uniform float in [0, 1). */
-  readonly next: () => number
-  /** A uniform unsigned 32-bit integer. */
-  readonly uint32: () => number
-  /** A uniform integer in [min, max], both inclusive. */
-  readonly int: (min: number, max: number) => number
-  readonly chance: (probability: number) => boolean
-  readonly pick: <A>(items: ReadonlyArray<A>) => A
-}
+/**
+ * mulberry32: tiny, fast and good enough for test data; the same seed always gives the
+ * same stream. A class rather than closures because a million packages means a million
+ * generators, and prototype methods cost nothing to create.
+ */
+export class Rng {
+  private state: number
 
-/** mulberry32: tiny, fast and good enough for test data; the same seed always gives the same stream. */
-export const mulberry32 = (seed: number): Rng => {
-  let state = seed >>> 0
-  const uint32 = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
+  constructor(seed: number) {
+    this.state = seed >>> 0
+  }
+
+  /** A uniform unsigned 32-bit integer. */
+  uint32(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0
+    let t = this.state
     t = Math.imul(t ^ (t >>> 15), t | 1)
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
     return (t ^ (t >>> 14)) >>> 0
   }
-  const next = (): number => uint32() / 4294967296
-  return {
-    next,
-    uint32,
-    int: (min, max) => min + Math.floor(next() * (max - min + 1)),
-    chance: (probability) => next() < probability,
-    pick: <A>(items: ReadonlyArray<A>): A => {
-      if (items.length === 0) throw new Error("pick from an empty list")
-      return items[Math.floor(next() * items.length)] as A
-    }
+
+  /** A uniform float in [0, 1). */
+  next(): number {
+    return this.uint32() / 4294967296
+  }
+
+  /** A uniform integer in [min, max], both inclusive. */
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1))
+  }
+
+  chance(probability: number): boolean {
+    return this.next() < probability
+  }
+
+  pick<A>(items: ReadonlyArray<A>): A {
+    if (items.length === 0) throw new Error("pick from an empty list")
+    return items[Math.floor(this.next() * items.length)] as A
   }
 }
+
+export const mulberry32 = (seed: number): Rng => new Rng(seed)
 
 /**
  * Mixes two integers into a well-spread 32-bit seed (murmur3 finaliser), so that
@@ -64,29 +73,39 @@ export const mixSeed = (a: number, b: number): number => {
 
 const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
+const base64Codes = Array.from(base64Alphabet, (c) => c.charCodeAt(0))
+const equalsCode = "=".charCodeAt(0)
+/** "sha512-" + 88 base64 characters; reused scratch space, safe because generation is synchronous. */
+const integrityCodes: Array<number> = Array.from("sha512-", (c) => c.charCodeAt(0)).concat(new Array<number>(88).fill(equalsCode))
+
 /**
  * An npm-style `sha512-<base64>` integrity string over 64 bytes from `rng`. Written by hand
- * (rather than with Buffer) to keep the module free of platform APIs.
+ * (rather than with Buffer) to keep the module free of platform APIs, and built from char
+ * codes in one go: appending 88 characters one by one would leave rope strings behind for
+ * the garbage collector, which dominated the time of large synthetic runs.
  */
 export const fakeIntegrity = (rng: Rng): string => {
-  const bytes = new Uint8Array(64)
-  for (let i = 0; i < 64; i += 4) {
+  let out = 7
+  let pending = 0
+  let pendingBits = 0
+  // 16 words = 64 bytes; base64 takes 6 bits at a time, carrying leftovers between words.
+  for (let w = 0; w < 16; w++) {
     const word = rng.uint32()
-    bytes[i] = word & 0xff
-    bytes[i + 1] = (word >>> 8) & 0xff
-    bytes[i + 2] = (word >>> 16) & 0xff
-    bytes[i + 3] = word >>> 24
+    for (let byte = 0; byte < 4; byte++) {
+      pending = (pending << 8) | ((word >>> (byte * 8)) & 0xff)
+      pendingBits += 8
+      while (pendingBits >= 6) {
+        pendingBits -= 6
+        integrityCodes[out++] = base64Codes[(pending >>> pendingBits) & 63] ?? equalsCode
+      }
+      pending &= (1 << pendingBits) - 1
+    }
   }
-  let out = "sha512-"
-  let i = 0
-  for (; i + 2 < bytes.length; i += 3) {
-    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0)
-    out += base64Alphabet.charAt(n >>> 18) + base64Alphabet.charAt((n >>> 12) & 63) +
-      base64Alphabet.charAt((n >>> 6) & 63) + base64Alphabet.charAt(n & 63)
-  }
-  // 64 = 21 * 3 + 1: one byte left over, encoded as two characters and "==".
-  const last = (bytes[i] ?? 0) << 16
-  return out + base64Alphabet.charAt(last >>> 18) + base64Alphabet.charAt((last >>> 12) & 63) + "=="
+  // 64 bytes = 512 bits = 85 sextets + 2 bits: the last character is zero-padded, then "==".
+  integrityCodes[out++] = base64Codes[(pending << (6 - pendingBits)) & 63] ?? equalsCode
+  integrityCodes[out++] = equalsCode
+  integrityCodes[out] = equalsCode
+  return String.fromCharCode(...integrityCodes)
 }
 
 // ---------------------------------------------------------------------------
@@ -219,22 +238,31 @@ export const syntheticTaxonomy = (): {
 // Packages
 // ---------------------------------------------------------------------------
 
-const kinds: ReadonlyArray<readonly [kind: string, isolation: string, renderer: string | null, entry: string]> = [
-  ["widget", "isolated-ui", "html", "dist/widget.html"],
-  ["tool", "trusted-native", null, "dist/cli.js"],
-  ["service", "service", null, "dist/service.js"],
-  ["skill", "declarative", null, "skill.md"],
-  ["theme", "declarative", null, "theme.json"]
+// The per-version parts below are built once and shared by every synthetic package:
+// a million packages with private copies would spend most of their time in the garbage
+// collector. They are readonly in the import types, so nobody downstream mutates them.
+type FacetInput = NonNullable<ImportVersionInput["facets"]>[number]
+type PermissionInput = NonNullable<ImportVersionInput["permissions"]>[number]
+type SecurityCheckInput = NonNullable<ImportVersionInput["securityChecks"]>[number]
+
+const facetSets: ReadonlyArray<ReadonlyArray<FacetInput>> = [
+  [{ kind: "widget", isolation: "isolated-ui", renderer: "html", entry: "dist/widget.html", widgetId: "main" }],
+  [{ kind: "tool", isolation: "trusted-native", renderer: null, entry: "dist/cli.js", widgetId: null }],
+  [{ kind: "service", isolation: "service", renderer: null, entry: "dist/service.js", widgetId: null }],
+  [{ kind: "skill", isolation: "declarative", renderer: null, entry: "skill.md", widgetId: null }],
+  [{ kind: "theme", isolation: "declarative", renderer: null, entry: "theme.json", widgetId: null }]
 ]
 const platformSets: ReadonlyArray<ReadonlyArray<string>> = [
   ["web"], ["darwin"], ["linux"], ["darwin", "linux"], ["win32", "web"], ["ios", "android"], ["linux", "win32"]
 ]
-const permissions: ReadonlyArray<{ readonly kind: "capability" | "network" | "filesystem" | "lifecycle"; readonly value: string; readonly access: string | null }> = [
-  { kind: "network", value: "api.example.com", access: null },
-  { kind: "filesystem", value: "read:~/Documents", access: "read" },
-  { kind: "capability", value: "notifications", access: null },
-  { kind: "lifecycle", value: "background", access: null }
+const permissionSets: ReadonlyArray<ReadonlyArray<PermissionInput>> = [
+  [{ kind: "network", value: "api.example.com", access: null }],
+  [{ kind: "filesystem", value: "read:~/Documents", access: "read" }],
+  [{ kind: "capability", value: "notifications", access: null }],
+  [{ kind: "lifecycle", value: "background", access: null }]
 ]
+const integrityChecks: ReadonlyArray<SecurityCheckInput> = [{ check: "integrity", result: "pass" }]
+const noPreviews: ReadonlyArray<never> = []
 const licenses = ["MIT", "MIT", "Apache-2.0", "ISC", "BSD-3-Clause", "MPL-2.0"]
 
 const dayMs = 86_400_000
@@ -252,18 +280,15 @@ export interface SyntheticOptions {
 export const syntheticPackages = (options: SyntheticOptions): Array<ImportPackageInput> => {
   const vocab = vocabulary()
   const nowMs = options.now.getTime()
-  const out = new Array<ImportPackageInput>(options.count)
-  for (let k = 0; k < options.count; k++) {
-    out[k] = syntheticPackage(vocab, options.seed, options.start + k, nowMs)
-  }
+  const out: Array<ImportPackageInput> = []
+  for (let k = 0; k < options.count; k++) out.push(syntheticPackage(vocab, options.seed, options.start + k, nowMs))
   return out
 }
 
 const syntheticPackage = (vocab: Vocabulary, seed: number, index: number, nowMs: number): ImportPackageInput => {
-  const rng = mulberry32(mixSeed(seed, index))
-  const word = () => zipfWord(vocab, rng)
-  const first = word()
-  const second = word()
+  const rng = new Rng(mixSeed(seed, index))
+  const first = zipfWord(vocab, rng)
+  const second = zipfWord(vocab, rng)
   const publisher = rng.int(0, publisherCount - 1)
   // The base-36 index makes every name unique whatever words were drawn.
   const base = `synth-${first}-${second}-${index.toString(36)}`
@@ -271,13 +296,16 @@ const syntheticPackage = (vocab: Vocabulary, seed: number, index: number, nowMs:
 
   const length = rng.int(5, 10)
   const words: Array<string> = []
-  for (let w = 0; w < length; w++) words.push(word())
+  for (let w = 0; w < length; w++) words.push(zipfWord(vocab, rng))
   // Connectives make the text read like a sentence without adding search noise.
   const description = `${capitalize(words.slice(0, 3).join(" "))} for ${words.slice(3, -1).join(" ")} and ${words[words.length - 1]}.`
 
   const keywordCount = rng.int(2, 4)
-  const keywords = new Set<string>()
-  for (let w = 0; w < keywordCount; w++) keywords.add(word())
+  const keywords: Array<string> = []
+  for (let w = 0; w < keywordCount; w++) {
+    const keyword = zipfWord(vocab, rng)
+    if (!keywords.includes(keyword)) keywords.push(keyword)
+  }
 
   const roll = rng.next()
   const curationStatus = roll < 0.85
@@ -290,7 +318,7 @@ const syntheticPackage = (vocab: Vocabulary, seed: number, index: number, nowMs:
     ? "hidden" as const
     : "rejected" as const
 
-  const versions = syntheticVersions(rng, base, nowMs)
+  const versions = syntheticVersions(rng, nowMs)
   return {
     name,
     displayName: `${capitalize(first)} ${capitalize(second)}`,
@@ -298,7 +326,7 @@ const syntheticPackage = (vocab: Vocabulary, seed: number, index: number, nowMs:
     publisher: publisherSlug(publisher),
     categorySlug: (categoryNames[index % categoryNames.length] as readonly [string, string])[0],
     curationStatus,
-    keywords: [...keywords],
+    keywords,
     homepage: rng.chance(0.7) ? `https://${publisherSlug(publisher)}.example/${base}` : null,
     repositoryUrl: `https://git.example/${publisherSlug(publisher)}/${base}`,
     license: rng.pick(licenses),
@@ -308,29 +336,28 @@ const syntheticPackage = (vocab: Vocabulary, seed: number, index: number, nowMs:
 }
 
 /** 1-3 light versions at increasing dates within the three years before `nowMs`. */
-const syntheticVersions = (rng: Rng, base: string, nowMs: number): Array<ImportVersionInput> => {
+const syntheticVersions = (rng: Rng, nowMs: number): Array<ImportVersionInput> => {
   const count = rng.int(1, 3)
-  const [kind, isolation, renderer, entry] = rng.pick(kinds)
+  const facets = rng.pick(facetSets)
   const platforms = rng.pick(platformSets)
-  const permission = rng.pick(permissions)
+  const permissions = rng.pick(permissionSets)
   let at = nowMs - rng.int(30, 3 * 365) * dayMs
-  const versions = new Array<ImportVersionInput>(count)
+  const versions: Array<ImportVersionInput> = []
   for (let v = 0; v < count; v++) {
-    const publishedAt = new Date(at).toISOString()
-    versions[v] = {
+    versions.push({
       version: `1.${v}.${rng.int(0, 4)}`,
-      publishedAt,
+      publishedAt: new Date(at).toISOString(),
       indexedAt: new Date(at + rng.int(1, 30) * 60_000).toISOString(),
       registryIntegrity: fakeIntegrity(rng),
       tarballSha512Verified: true,
       hasProvenance: rng.chance(0.4),
       readmeHtml: null,
-      platforms: [...platforms],
-      facets: [{ kind, isolation, renderer, entry, widgetId: kind === "widget" ? base : null }],
-      permissions: [{ ...permission }],
-      previews: [],
-      securityChecks: [{ check: "integrity", result: "pass" }]
-    }
+      platforms,
+      facets,
+      permissions,
+      previews: noPreviews,
+      securityChecks: integrityChecks
+    })
     // The next release comes at least an hour (so after this one is indexed) and at most a
     // tenth of the remaining time later, so it never reaches `now`.
     at += Math.max(3_600_000, Math.floor((nowMs - at) * rng.next() * 0.1))

@@ -1,0 +1,76 @@
+/**
+ * A real marketplace HTTP server on a loopback port, over a real database,
+ * loaded with an import document; plus a typed client and raw fetch helpers.
+ */
+import { FetchHttpClient, HttpApiBuilder, HttpApiClient, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { createServer } from "node:http"
+import * as Database from "../../layers/marketplace/sql/Database.js"
+import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
+import { MarketplaceApi } from "../../schema/marketplace/Api.js"
+import { importDocument } from "../../src/marketplace/admin/Admin.js"
+import { ApiLive } from "../../src/marketplace/Server.js"
+import { makeDatabase, type TestDatabase } from "./Databases.js"
+
+export interface RunningMarketplace {
+  readonly database: TestDatabase
+  readonly baseUrl: string
+  /** GET/POST a path under the base URL and return status, headers and the parsed body. */
+  readonly request: (
+    path: string,
+    init?: RequestInit
+  ) => Promise<{ readonly status: number; readonly headers: Headers; readonly body: any; readonly text: string }>
+  /** Runs an effect with the typed client derived from the contract. */
+  readonly client: <A, E>(use: (client: MarketplaceClient) => Effect.Effect<A, E>) => Promise<A>
+  readonly close: () => Promise<void>
+}
+
+const makeClient = (baseUrl: string) => HttpApiClient.make(MarketplaceApi, { baseUrl })
+export type MarketplaceClient = Effect.Effect.Success<ReturnType<typeof makeClient>>
+
+export const startMarketplace = async (
+  dialect: "sqlite" | "postgres",
+  document: unknown
+): Promise<RunningMarketplace> => {
+  const database = await makeDatabase(dialect)
+  const db = Database.layer(database.parsed)
+  const runtime = ManagedRuntime.make(
+    HttpApiBuilder.serve().pipe(
+      Layer.provide(ApiLive),
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+      Layer.provideMerge(SqlCatalogImporter.layer),
+      Layer.provide(db)
+    )
+  )
+  await runtime.runPromise(importDocument(document))
+  const baseUrl = await runtime.runPromise(HttpServer.addressFormattedWith((address) => Effect.succeed(address)))
+  const request: RunningMarketplace["request"] = async (path, init) => {
+    const response = await fetch(`${baseUrl}${path}`, init)
+    const text = await response.text()
+    let body: unknown = undefined
+    try {
+      body = JSON.parse(text)
+    } catch {
+      body = undefined
+    }
+    return { status: response.status, headers: response.headers, body, text }
+  }
+  const client: RunningMarketplace["client"] = (use) =>
+    Effect.runPromise(
+      makeClient(baseUrl).pipe(
+        Effect.flatMap(use),
+        Effect.provide(FetchHttpClient.layer)
+      )
+    )
+  return {
+    database,
+    baseUrl,
+    request,
+    client,
+    close: async () => {
+      await runtime.dispose()
+      await database.drop()
+    }
+  }
+}
