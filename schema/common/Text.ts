@@ -19,3 +19,15 @@ export const Slug = Schema.String.pipe(
 /** Integers in a query string. */
 export const IntFromString = (min: number, max: number) =>
   Schema.NumberFromString.pipe(Schema.int(), Schema.between(min, max))
+
+/**
+ * A path parameter that may hold `/` or `@` (scoped names, nested slugs). The
+ * server's router hands over the decoded value; the typed client does not
+ * encode path parameters itself, so encoding here keeps it one segment.
+ */
+export const PathSegment = (self: Schema.Schema<string, string>) =>
+  Schema.transform(Schema.String, self, {
+    strict: true,
+    decode: (value) => value,
+    encode: (value) => encodeURIComponent(value)
+  })

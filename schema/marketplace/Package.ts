@@ -1,6 +1,6 @@
 /** Packages as the marketplace lists and describes them. */
 import { Schema } from "effect"
-import { DateTimeString, IntFromString, Slug } from "../common/Text.js"
+import { DateTimeString, IntFromString, PathSegment, Slug } from "../common/Text.js"
 
 export const CurationStatus = Schema.Literal("unreviewed", "listed", "featured", "hidden", "rejected")
 export type CurationStatus = typeof CurationStatus.Type
@@ -162,5 +162,5 @@ export type SearchParams = typeof SearchParams.Type
 export const ListParams = Schema.Struct({ ...SearchParams.fields, sort: Schema.optional(Sort) })
 export type ListParams = typeof ListParams.Type
 
-export const PackagePath = Schema.Struct({ name: PackageName })
+export const PackagePath = Schema.Struct({ name: PathSegment(PackageName) })
 export const InstallParams = Schema.Struct({ version: Schema.optional(Version) })

@@ -1,6 +1,6 @@
 /** Published pages: a versioned block document. */
 import { Schema } from "effect"
-import { DateTimeString } from "../common/Text.js"
+import { DateTimeString, PathSegment } from "../common/Text.js"
 
 export const PageKind = Schema.Literal("custom", "legal", "docs", "landing", "category", "collection")
 export type PageKind = typeof PageKind.Type
@@ -54,5 +54,5 @@ export const PageSlug = Schema.String.pipe(
   })
 ).annotations({ identifier: "PageSlug" })
 
-export const PagePath = Schema.Struct({ slug: PageSlug })
+export const PagePath = Schema.Struct({ slug: PathSegment(PageSlug) })
 export const PageParams = Schema.Struct({ format: Schema.optional(Schema.Literal("json", "md")) })

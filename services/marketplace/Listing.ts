@@ -14,9 +14,15 @@ export const defaultLimit = 20
 /** At most this many terms reach the full-text index. */
 const maxTerms = 16
 
-/** Words of a query: runs of letters and digits, lowercased (the index is built the same way). */
+/** Words of a query: runs of letters and digits, lowercased, accents folded (the index is built the same way). */
 export const termsOf = (q: string | undefined): ReadonlyArray<string> =>
-  (q ?? "").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((term) => term.length > 0).slice(0, maxTerms)
+  (q ?? "")
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((term) => term.length > 0)
+    .slice(0, maxTerms)
 
 /** `relevance` when there is text to rank, else `latest`; relevance without text browses by `latest`. */
 export const effectiveSort = (sort: Sort | undefined, terms: ReadonlyArray<string>): Sort =>

@@ -155,6 +155,15 @@ const OPEN_FENCE = /^(?:`{3,}(?!.*`)|~{3,})/
 const stripHtml = (markdown: string): string => {
   const out: Array<string> = []
   let prose: Array<string> = []
+  const flushProse = () => {
+    if (prose.length === 0) return
+    for (const line of stripTags(prose.join("\n")).split("\n")) {
+      const blank = /^[ \t]*$/.test(line)
+      // Runs of blank lines mean the same as one; keep the page's single-blank-line rhythm.
+      if (!blank || (out.length > 0 && out.at(-1) !== "")) out.push(blank ? "" : line)
+    }
+    prose = []
+  }
   let close: RegExp | undefined
   for (const line of clean(markdown).split("\n")) {
     if (close !== undefined) {
@@ -167,13 +176,12 @@ const stripHtml = (markdown: string): string => {
       prose.push(line)
       continue
     }
-    if (prose.length > 0) out.push(stripTags(prose.join("\n")))
-    prose = []
+    flushProse()
     out.push(line)
     close = new RegExp(`^ {0,3}${fence[0]}{${fence.length},}[ \\t]*$`)
   }
-  if (prose.length > 0) out.push(stripTags(prose.join("\n")))
-  return out.join("\n").replace(/^(?:[ \t]*\n)+/, "").trimEnd()
+  flushProse()
+  return out.join("\n").trimEnd()
 }
 
 // ---------------------------------------------------------------------------

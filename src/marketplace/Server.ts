@@ -1,5 +1,5 @@
 /** The marketplace server: the API, its handlers and stores, on a Node HTTP server. */
-import { type HttpApi, HttpApiBuilder, HttpMiddleware, HttpServer } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Config, Layer } from "effect"
@@ -9,6 +9,10 @@ import * as SqlDatabaseHealth from "../../layers/marketplace/sql/SqlDatabaseHeal
 import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
+import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
+import type { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
+import type { PackageStore } from "../../services/marketplace/PackageStore.js"
+import type { PageStore } from "../../services/marketplace/PageStore.js"
 import { AccountLive, AuthenticationLive, CurationLive } from "./handlers/Account.js"
 import { CatalogLive } from "./handlers/Catalog.js"
 import { PackagesLive, SearchLive } from "./handlers/Packages.js"
@@ -17,19 +21,39 @@ import { SystemLive } from "./handlers/System.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
 import * as Settings from "./Settings.js"
 
-export const StoresLive = Layer.mergeAll(
+export type Stores = PackageStore | CatalogStore | PageStore | DatabaseHealth
+
+export const StoresLive: Layer.Layer<Stores, never, SqlClient.SqlClient> = Layer.mergeAll(
   SqlPackageStore.layer,
   SqlCatalogStore.layer,
   SqlPageStore.layer,
   SqlDatabaseHealth.layer
 )
 
-/** The API with every handler; needs a database. */
-export const ApiLive: Layer.Layer<HttpApi.Api, never, SqlClient.SqlClient> = HttpApiBuilder.api(MarketplaceApi).pipe(
+/** The API with every handler, over whatever stores are provided. */
+export const HandlersLive: Layer.Layer<HttpApi.Api, never, Stores> = HttpApiBuilder.api(MarketplaceApi).pipe(
   Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive]),
-  Layer.provide([StoresLive, AuthenticationLive, Settings.layer.pipe(Layer.orDie)]),
+  Layer.provide([AuthenticationLive, Settings.layer.pipe(Layer.orDie)]),
   Layer.provide(ErrorEnvelopeLive)
 )
+
+/** The API over the SQL stores; needs a database. */
+export const ApiLive: Layer.Layer<HttpApi.Api, never, SqlClient.SqlClient> = HandlersLive.pipe(
+  Layer.provide(StoresLive)
+)
+
+/**
+ * Serves an API on the provided HTTP server. Per-request tracing is off: nothing
+ * exports spans and it costs 10-25 % of throughput. Path parameters may be
+ * long: a 214-character scoped name is up to 642 characters URL-encoded.
+ */
+export const serveApi = <E, R>(api: Layer.Layer<HttpApi.Api, E, R>) =>
+  HttpApiBuilder.serve().pipe(
+    HttpServer.withLogAddress,
+    Layer.provide(api),
+    HttpMiddleware.withTracerDisabledWhen(() => true),
+    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 1024 }))
+  )
 
 export interface ListenOptions {
   readonly host: string
@@ -41,11 +65,5 @@ export const ListenConfig = Config.all({
   port: Config.port("MARKETPLACE_PORT").pipe(Config.withDefault(8787))
 })
 
-/** Serves the API; per-request tracing is off because nothing exports spans and it costs 10-25 % throughput. */
 export const serve = (listen: ListenOptions) =>
-  HttpApiBuilder.serve().pipe(
-    HttpServer.withLogAddress,
-    Layer.provide(ApiLive),
-    HttpMiddleware.withTracerDisabledWhen(() => true),
-    Layer.provide(NodeHttpServer.layer(createServer, listen))
-  )
+  serveApi(ApiLive).pipe(Layer.provide(NodeHttpServer.layer(createServer, listen)))

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
 import type { Block, PublishedPage } from "../../schema/marketplace/Page.js"
 import { escapeText, renderPageMarkdown } from "../../services/marketplace/PageMarkdown.js"
 
@@ -83,7 +84,7 @@ describe("renderPageMarkdown", () => {
     it("rich_text: passes Markdown through and removes raw HTML tags", () => {
       const markdown = "## Intro\n\nSome **bold** <b>html</b> and <!-- note --> a <https://x.dev> link.\n\n<div class=\"x\">\n\n- item"
       expect(md(block("rich_text", { markdown }))).toBe(
-        doc("## Intro\n\nSome **bold** html and  a <https://x.dev> link.\n\n\n\n- item")
+        doc("## Intro\n\nSome **bold** html and  a <https://x.dev> link.\n\n- item")
       )
     })
 
@@ -465,6 +466,45 @@ describe("renderPageMarkdown", () => {
       )
       expect(md(block("code", { code: "" }))).toBe(doc("```\n```"))
     })
+  })
+})
+
+describe("renderPageMarkdown on arbitrary input", () => {
+  const types = [
+    "heading", "paragraph", "rich_text", "list", "image", "code", "quote", "callout", "button", "divider", "table",
+    "section", "columns", "column", "hero", "faq", "package_grid", "collection_ref", "embed"
+  ]
+  const keys = [
+    "text", "level", "markdown", "ordered", "items", "src", "mediaId", "alt", "caption", "language", "code", "cite",
+    "tone", "title", "label", "href", "columns", "rows", "subtitle", "cta", "question", "answer", "packageNames", "slug",
+    "url", "constructor", "__proto__"
+  ]
+  const hostile = fc.oneof(
+    fc.string(),
+    fc.constantFrom("<script>x</script>", "javascript:alert(1)", "```", "`", "|", "\u0000", "# x", "\n\n"),
+    fc.array(fc.oneof(fc.string(), fc.array(fc.string()), fc.dictionary(fc.constantFrom(...keys), fc.string()))),
+    fc.anything()
+  )
+  const { block: arbitraryBlock } = fc.letrec((tie) => ({
+    block: fc.record({
+      id: fc.string(),
+      type: fc.oneof(fc.constantFrom(...types), fc.string()),
+      version: fc.integer(),
+      props: fc.dictionary(fc.constantFrom(...keys), hostile),
+      children: fc.oneof({ maxDepth: 3 }, fc.constant(undefined), fc.array(tie("block"), { maxLength: 3 }))
+    })
+  }))
+
+  it("never throws and keeps the document shape", () => {
+    fc.assert(
+      fc.property(fc.array(arbitraryBlock, { maxLength: 4 }), (blocks) => {
+        const out = md(...(blocks as unknown as ReadonlyArray<Block>))
+        expect(out.startsWith("# T\n")).toBe(true)
+        expect(out.endsWith("\n")).toBe(true)
+        expect(out.endsWith("\n\n")).toBe(false)
+      }),
+      { numRuns: 300 }
+    )
   })
 })
 

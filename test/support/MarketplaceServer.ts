@@ -2,15 +2,16 @@
  * A real marketplace HTTP server on a loopback port, over a real database,
  * loaded with an import document; plus a typed client and raw fetch helpers.
  */
-import { FetchHttpClient, HttpApiBuilder, HttpApiClient, HttpServer } from "@effect/platform"
+import { FetchHttpClient, HttpApiClient, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import type { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { createServer } from "node:http"
 import * as Database from "../../layers/marketplace/sql/Database.js"
 import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import { importDocument } from "../../src/marketplace/admin/Admin.js"
-import { ApiLive } from "../../src/marketplace/Server.js"
+import { ApiLive, HandlersLive, serveApi, type Stores, StoresLive } from "../../src/marketplace/Server.js"
 import { makeDatabase, type TestDatabase } from "./Databases.js"
 
 export interface RunningMarketplace {
@@ -29,15 +30,21 @@ export interface RunningMarketplace {
 const makeClient = (baseUrl: string) => HttpApiClient.make(MarketplaceApi, { baseUrl })
 export type MarketplaceClient = Effect.Effect.Success<ReturnType<typeof makeClient>>
 
+export interface StartOptions {
+  /** Replaces the SQL stores, e.g. to make one of them fail; the database is still real. */
+  readonly stores?: (live: typeof StoresLive) => Layer.Layer<Stores, never, SqlClient.SqlClient>
+}
+
 export const startMarketplace = async (
   dialect: "sqlite" | "postgres",
-  document: unknown
+  document: unknown,
+  options: StartOptions = {}
 ): Promise<RunningMarketplace> => {
   const database = await makeDatabase(dialect)
   const db = Database.layer(database.parsed)
+  const api = options.stores === undefined ? ApiLive : HandlersLive.pipe(Layer.provide(options.stores(StoresLive)))
   const runtime = ManagedRuntime.make(
-    HttpApiBuilder.serve().pipe(
-      Layer.provide(ApiLive),
+    serveApi(api).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provideMerge(SqlCatalogImporter.layer),
       Layer.provide(db)

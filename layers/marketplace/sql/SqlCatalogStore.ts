@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { Category, CollectionState } from "../../../schema/marketplace/Catalog.js"
 import { CatalogStore } from "../../../services/marketplace/CatalogStore.js"
-import { bool, flag, int, type Row, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
+import { bool, flag, int, type Row, summaryColumns, text, textOrNull, toSummary } from "./Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -44,7 +44,8 @@ export const make = Effect.gen(function*() {
         WHERE slug = ${slug} AND published = ${published}`
       if (collection === undefined) return Option.none()
       const packages = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}
-        FROM collection_items i JOIN ${sql.literal(summaryFrom)} ON p.id = i.package_id
+        FROM collection_items i JOIN packages p ON p.id = i.package_id
+          LEFT JOIN publishers pub ON pub.id = p.publisher_id
         WHERE i.collection_id = ${collection.id} AND ${sql.in("p.curation_status", statuses)}
         ORDER BY i.position, p.name`
       return Option.some({ ...summaryOf(collection), packages: packages.map(toSummary) })

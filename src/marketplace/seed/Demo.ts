@@ -100,7 +100,7 @@ const kindSpecs: Record<Kind, KindSpec> = {
     describe: [
       (o) => `Manages ${o} from the command line`,
       (o) => `Imports, tidies and exports ${o}`,
-      (o) => `Automates ${o} with a small scriptable toolkit`,
+      (o) => `Automates ${o} through a handful of scriptable commands`,
       (o) => `Brings ${o} to the terminal`
     ],
     isolations: ["trusted-native", "trusted-native", "service"],
@@ -235,17 +235,17 @@ const categories: ReadonlyArray<CategorySpec> = [
       t("api-client", "API Client", "HTTP requests and saved API collections"),
       t("log-tail", "Log Tail", "live application logs"),
       t("docs-lint", "Docs Lint", "markdown documentation and its broken links", { kind: "tool" }),
-      t("regex-lab", "Regex Lab", "regular expressions with live matches"),
+      t("regex-lab", "Regex Lab", "regular expressions with live matches", { kind: "widget" }),
       t("container-dashboard", "Container Dashboard", "running containers and their resource use"),
       t("env-manager", "Env Manager", "environment variables for local projects"),
-      t("ci-monitor", "CI Monitor", "the state of your CI pipelines"),
+      t("ci-monitor", "CI Monitor", "the state of your CI pipelines", { kind: "widget" }),
       t("schema-diff", "Schema Diff", "database schema changes between branches"),
       t("port-watch", "Port Watch", "listening ports and the processes behind them"),
       t("scratchpad", "Scratchpad", "throwaway code experiments"),
       t("dependency-audit", "Dependency Audit", "outdated and vulnerable dependencies"),
       t("commit-message", "Commit Message", "commit messages that follow your team's conventions", { kind: "skill" }),
       t("feature-flags", "Feature Flags", "feature flags across environments"),
-      t("uptime", "Uptime", "uptime checks for your side projects")
+      t("uptime", "Uptime", "uptime checks for your side projects", { kind: "service" })
     ]
   },
   {
@@ -288,7 +288,7 @@ const categories: ReadonlyArray<CategorySpec> = [
     topics: [
       t("podcast", "Podcast", "your podcast queue"),
       t("now-playing", "Now Playing", "the track that is playing right now"),
-      t("photo-frame", "Photo Frame", "a rotating selection of your photos"),
+      t("photo-frame", "Photo Frame", "a rotating selection of your photos", { kind: "widget" }),
       t("screen-recorder", "Screen Recorder", "screen recordings with a webcam overlay"),
       t("image-optimizer", "Image Optimizer", "large images before you share them"),
       t("subtitles", "Subtitles", "subtitles for your videos"),
@@ -297,10 +297,10 @@ const categories: ReadonlyArray<CategorySpec> = [
       t("gif-maker", "GIF Maker", "short clips turned into GIFs"),
       t("video-trimmer", "Video Trimmer", "long videos trimmed to the good part"),
       t("audiobook", "Audiobook", "audiobooks with chapter bookmarks"),
-      t("color-picker", "Color Picker", "colours sampled from anywhere on screen"),
+      t("color-picker", "Color Picker", "colours sampled from anywhere on screen", { kind: "widget" }),
       t("album-art", "Album Art", "album art and track metadata"),
       t("voice-memos", "Voice Memos", "voice memos with searchable transcripts"),
-      t("webcam-effects", "Webcam Effects", "webcam backgrounds and lighting"),
+      t("webcam-effects", "Webcam Effects", "webcam backgrounds and lighting", { kind: "service" }),
       t("livestream", "Livestream", "livestream chat and alerts")
     ]
   },
@@ -315,7 +315,7 @@ const categories: ReadonlyArray<CategorySpec> = [
     benefits: ["with typography that is easy on the eyes", "with version history for every draft"],
     topics: [
       t("markdown-editor", "Markdown Editor", "markdown documents with a live preview", { kind: "widget" }),
-      t("word-count", "Word Count", "daily word counts and writing goals"),
+      t("word-count", "Word Count", "daily word counts and writing goals", { kind: "widget" }),
       t("grammar", "Grammar", "grammar and style suggestions"),
       t("thesaurus", "Thesaurus", "synonyms without leaving your draft"),
       t("outline", "Outline", "long documents as collapsible outlines"),
@@ -324,7 +324,7 @@ const categories: ReadonlyArray<CategorySpec> = [
       t("blog-publisher", "Blog Publisher", "blog posts written in markdown", { kind: "tool" }),
       t("translation", "Translation", "paragraphs translated into forty languages"),
       t("citation", "Citation", "citations and bibliographies"),
-      t("typewriter", "Typewriter", "a distraction-free typewriter mode"),
+      t("typewriter", "Typewriter", "a distraction-free typewriter mode", { kind: "widget" }),
       t("readability", "Readability", "readability scores for every paragraph"),
       t("newsletter", "Newsletter", "newsletter drafts and send schedules"),
       t("story-bible", "Story Bible", "characters, places and timelines for your novel"),
@@ -342,18 +342,18 @@ const categories: ReadonlyArray<CategorySpec> = [
     keywords: ["finance", "money", "accounting", "budgeting"],
     benefits: ["with bank-grade encryption at rest", "with exports your accountant will accept"],
     topics: [
-      t("invoice", "Invoice", "client invoices with automatic numbering", { kind: "tool", publisher: "ledgerly" }),
+      t("invoice", "Invoice", "every invoice you send, numbered automatically,", { kind: "tool", publisher: "ledgerly" }),
       t("receipts", "Receipts", "receipts matched to invoice lines"),
-      t("budget", "Budget", "monthly budgets by envelope"),
-      t("expense-splitter", "Expense Splitter", "shared expenses between friends"),
+      t("budget", "Budget", "monthly budgets by envelope", { kind: "widget" }),
+      t("expense-splitter", "Expense Splitter", "shared expenses between friends", { kind: "widget" }),
       t("stock-ticker", "Stock Ticker", "stock prices and your watchlist"),
       t("crypto-portfolio", "Crypto Portfolio", "crypto holdings across wallets"),
       t("bill-reminders", "Bill Reminders", "upcoming bills on a calendar"),
-      t("tax-estimator", "Tax Estimator", "quarterly tax estimates for freelancers"),
+      t("tax-estimator", "Tax Estimator", "quarterly tax estimates from your invoice history"),
       t("currency", "Currency", "live exchange rates"),
       t("subscriptions", "Subscriptions", "recurring subscriptions you forgot about"),
       t("net-worth", "Net Worth", "your net worth over time"),
-      t("bank-sync", "Bank Sync", "bank transactions", { kind: "service" }),
+      t("bank-feeds", "Bank Feeds", "bank transactions", { kind: "service" }),
       t("payroll", "Payroll", "payroll runs for small teams"),
       t("savings-goals", "Savings Goals", "savings goals and progress"),
       t("mileage", "Mileage", "business mileage for tax returns"),
@@ -381,7 +381,7 @@ const categories: ReadonlyArray<CategorySpec> = [
       t("doorbell", "Doorbell", "doorbell camera snapshots"),
       t("air-quality", "Air Quality", "indoor air quality readings"),
       t("robot-vacuum", "Robot Vacuum", "robot vacuum cleaning runs"),
-      t("garage", "Garage", "the garage door"),
+      t("garage", "Garage", "the garage door", { kind: "service" }),
       t("presence", "Presence", "who is home"),
       t("sprinklers", "Sprinklers", "garden sprinkler zones"),
       t("home-scenes", "Home Scenes", "morning and evening routines"),
@@ -401,7 +401,7 @@ const categories: ReadonlyArray<CategorySpec> = [
       t("paper-notes", "Paper Notes", "reading notes in markdown for academic papers"),
       t("arxiv-feed", "arXiv Feed", "new arXiv papers in your field"),
       t("citation-graph", "Citation Graph", "citation graphs between papers"),
-      t("dataset-browser", "Dataset Browser", "large CSV and Parquet datasets"),
+      t("dataset-browser", "Dataset Browser", "large CSV and Parquet datasets", { kind: "widget" }),
       t("conference-deadlines", "Conference Deadlines", "conference deadlines as a calendar feed"),
       t("lab-notebook", "Lab Notebook", "experiments and lab results"),
       t("literature-review", "Literature Review", "a structured literature review", { kind: "skill" }),
@@ -413,7 +413,7 @@ const categories: ReadonlyArray<CategorySpec> = [
       t("wiki-lookup", "Wiki Lookup", "encyclopedia entries for any selected term"),
       t("pdf-annotator", "PDF Annotator", "highlights and comments on PDFs"),
       t("reading-queue", "Reading Queue", "the papers you plan to read"),
-      t("unit-converter", "Unit Converter", "units and physical constants")
+      t("unit-converter", "Unit Converter", "units and physical constants", { kind: "tool" })
     ]
   },
   {
@@ -426,14 +426,14 @@ const categories: ReadonlyArray<CategorySpec> = [
     keywords: ["communication", "team", "messaging", "email"],
     benefits: ["with end-to-end encryption", "across every workspace you belong to"],
     topics: [
-      t("team-chat", "Team Chat", "team chat channels"),
+      t("team-chat", "Team Chat", "team chat channels", { kind: "service" }),
       t("meeting-scheduler", "Meeting Scheduler", "meeting invites and shared calendar slots"),
       t("inbox-zero", "Inbox Zero", "your email inbox"),
       t("standup", "Standup", "asynchronous daily standups"),
       t("availability", "Availability", "your availability status across chat apps"),
       t("video-call", "Video Call", "video calls with noise suppression"),
       t("transcriber", "Transcriber", "meeting transcripts and action items"),
-      t("email-templates", "Email Templates", "reusable email templates"),
+      t("email-templates", "Email Templates", "reusable email templates for quotes and invoice reminders"),
       t("announcements", "Announcements", "company announcements"),
       t("polls", "Polls", "quick polls in any channel"),
       t("chat-translator", "Chat Translator", "chat messages in other languages"),
@@ -732,9 +732,21 @@ const versionsFor = (ctx: PackageContext, now: Date, slug: string): Array<Import
 
 const licenses = ["MIT", "MIT", "MIT", "Apache-2.0", "Apache-2.0", "ISC", "BSD-3-Clause", "MPL-2.0", "GPL-3.0-only"]
 
+/** Skills talk rather than show, so the category's UI-flavoured endings do not fit them. */
+const skillBenefits = [
+  "in plain language",
+  "and cites where every answer came from",
+  "in your own tone of voice",
+  "without leaving the conversation"
+]
+
 const describe = (rng: Rng, kind: Kind, topic: Topic, category: CategorySpec): string => {
   const opening = rng.pick(kindSpecs[kind].describe)(topic.object)
-  const benefits = kind === "theme" ? category.benefits : [...category.benefits, ...genericBenefits]
+  const benefits = kind === "theme"
+    ? category.benefits
+    : kind === "skill"
+    ? skillBenefits
+    : [...category.benefits, ...genericBenefits]
   return `${opening} ${rng.pick(benefits)}.`
 }
 
@@ -842,7 +854,7 @@ const buildCollections = (packages: ReadonlyArray<ImportPackageInput>): Array<Co
       description: "Plan the route, check the sky, find the trail.",
       published: true,
       position: 1,
-      items: outdoors.slice(0, 6).map((p, i) => ({ packageName: p.name, note: i === 0 ? "Works without signal." : null }))
+      items: outdoors.slice(0, 6).map((p, i) => ({ packageName: p.name, note: i === 0 ? "Our pick for planning a weekend outside." : null }))
     },
     {
       slug: "focus-and-flow",

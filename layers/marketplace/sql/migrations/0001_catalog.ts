@@ -132,9 +132,13 @@ export default Effect.gen(function*() {
   yield* sql.onDialectOrElse({
     pg: () =>
       Effect.all([
+        // unaccent is a trusted extension (PostgreSQL 13+): a database owner may create it.
+        sql`CREATE EXTENSION IF NOT EXISTS unaccent`,
+        // Same words as SQLite's unicode61 tokenizer with remove_diacritics: accents folded, punctuation splits.
         sql`CREATE FUNCTION clark_search_words(value TEXT) RETURNS TEXT
             LANGUAGE sql IMMUTABLE PARALLEL SAFE
-            AS $$ SELECT lower(regexp_replace(value, '[^[:alnum:]]+', ' ', 'g')) $$`,
+            AS $$ SELECT lower(regexp_replace(public.unaccent('public.unaccent'::regdictionary, value),
+                                              '[^[:alnum:]]+', ' ', 'g')) $$`,
         sql`ALTER TABLE packages ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
               setweight(to_tsvector('simple', clark_search_words(name)), 'A') ||
               setweight(to_tsvector('simple', clark_search_words(display_name)), 'B') ||

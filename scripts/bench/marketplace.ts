@@ -1,0 +1,866 @@
+/**
+ * `npm run bench:marketplace`: throughput and latency of the marketplace's read routes on
+ * 100,000 synthetic packages, on PostgreSQL and SQLite, against a plain `node:http` + `pg`
+ * baseline that runs the same SQL (scripts/bench/baseline-server.ts).
+ *
+ * 1. Builds the server (`tsc`), seeds a fresh PostgreSQL database (`clark_bench`) and a fresh
+ *    SQLite file with the product's own synthetic seeder.
+ * 2. Checks, before measuring, that the baseline sends the very SQL text the product sends, and
+ *    that both servers answer the same bodies.
+ * 3. Drives each scenario with autocannon (50 connections, full speed, a rotating set of
+ *    requests), then search at a fixed 200 req/s for the p99 target.
+ * 4. Prints the tables and rewrites its section of docs/benchmarks.md.
+ *
+ * Environment: BENCH_PACKAGES (default 100000), BENCH_SECONDS per run (default 10),
+ * BENCH_DATABASE_URL, the administrative PostgreSQL connection
+ * (default postgres://postgres@127.0.0.1:5432/postgres).
+ */
+import { Statement } from "@effect/sql"
+import autocannon from "autocannon"
+import { Effect, Either, Layer, Schema } from "effect"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { isDeepStrictEqual } from "node:util"
+import pg from "pg"
+import * as Database from "../../layers/marketplace/sql/Database.js"
+import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
+import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
+import { ListParams, publicStatuses } from "../../schema/marketplace/Package.js"
+import * as Listing from "../../services/marketplace/Listing.js"
+import { PackageStore } from "../../services/marketplace/PackageStore.js"
+import { seedSynthetic } from "../../src/marketplace/admin/Admin.js"
+import { syntheticPackages, syntheticTaxonomy } from "../../src/marketplace/seed/Synthetic.js"
+import { detailSql, findSql, listRequest, poolSize, type SqlQuery, versionsSql } from "./baseline-server.js"
+
+// ---------------------------------------------------------------------------
+// Settings
+// ---------------------------------------------------------------------------
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+
+const positiveInt = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
+  return value
+}
+
+const settings = {
+  packages: positiveInt("BENCH_PACKAGES", 100_000),
+  seconds: positiveInt("BENCH_SECONDS", 10),
+  adminUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  connections: 50,
+  fixedRate: 200,
+  searchP99TargetMs: 15,
+  baselineRatioTarget: 0.6,
+  databaseName: "clark_bench"
+}
+
+const warmupSeconds = Math.min(5, Math.max(1, Math.round(settings.seconds / 2)))
+
+// ---------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------
+
+const log = (line: string) => console.log(line)
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const ms2 = (value: number) => value.toFixed(2)
+const int = (value: number) => Math.round(value).toLocaleString("en-US")
+
+const median = (values: ReadonlyArray<number>): number => percentile([...values].sort((a, b) => a - b), 0.5)
+
+/** Nearest-rank percentile of sorted values. */
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
+
+/** Picks `count` items spread evenly over `items`. */
+const spread = <A>(items: ReadonlyArray<A>, count: number): Array<A> =>
+  items.length <= count ? [...items] : Array.from({ length: count }, (_, i) => items[Math.floor((i * items.length) / count)]!)
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+const withPg = async <A>(url: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await use(client)
+  } finally {
+    await client.end()
+  }
+}
+
+const databaseUrl = (adminUrl: string, name: string) => {
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+// ---------------------------------------------------------------------------
+// Child processes
+// ---------------------------------------------------------------------------
+
+interface Child {
+  readonly name: string
+  readonly process: ChildProcess
+  readonly output: Array<string>
+  readonly exited: Promise<void>
+}
+
+const children = new Set<Child>()
+
+const startChild = (name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Child => {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const output: Array<string> = []
+  const collect = (chunk: Buffer) => {
+    output.push(...chunk.toString("utf8").split("\n").filter((line) => line.length > 0))
+    if (output.length > 200) output.splice(0, output.length - 200)
+  }
+  child.stdout?.on("data", collect)
+  child.stderr?.on("data", collect)
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const handle: Child = { name, process: child, output, exited }
+  children.add(handle)
+  return handle
+}
+
+const isRunning = (child: Child) => child.process.exitCode === null && child.process.signalCode === null
+
+const stopChild = async (child: Child) => {
+  children.delete(child)
+  if (!isRunning(child)) return
+  child.process.kill("SIGTERM")
+  const stopped = await Promise.race([child.exited.then(() => true), sleep(5000).then(() => false)])
+  if (!stopped) {
+    child.process.kill("SIGKILL")
+    await child.exited
+  }
+}
+
+const stopAll = () => Promise.all([...children].map(stopChild))
+
+const childFailure = (child: Child, what: string) =>
+  new Error(`${child.name} ${what}; its last output:\n${child.output.slice(-40).join("\n") || "(none)"}`)
+
+const waitHealthy = async (child: Child, baseUrl: string) => {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (!isRunning(child)) throw childFailure(child, `exited with ${child.process.exitCode ?? child.process.signalCode}`)
+    try {
+      const response = await fetch(`${baseUrl}/api/v1/health`)
+      await response.arrayBuffer()
+      if (response.status === 200) return
+    } catch {
+      // not listening yet
+    }
+    await sleep(100)
+  }
+  throw childFailure(child, "did not answer GET /api/v1/health with 200 within 60 s")
+}
+
+interface Server {
+  readonly label: string
+  readonly baseUrl: string
+  readonly child: Child
+}
+
+const startServer = async (label: string, args: ReadonlyArray<string>, env?: Record<string, string>): Promise<Server> => {
+  const child = startChild(label, args, env)
+  const baseUrl = `http://127.0.0.1:${args[args.length - 1]}`
+  const started = Date.now()
+  await waitHealthy(child, baseUrl)
+  log(`  ${label} healthy at ${baseUrl} after ${seconds(Date.now() - started)}`)
+  return { label, baseUrl, child }
+}
+
+/**
+ * The warning level. The README names it `Warning`, but the server reads LOG_LEVEL with Effect's
+ * `Config.logLevel`, which only knows ALL, FATAL, ERROR, WARN, INFO, DEBUG, TRACE and OFF and
+ * refuses `Warning` at startup; `Warn` is the same level.
+ */
+const warningLogLevel = "Warn"
+
+const startMarketplace = async (label: string, database: string) =>
+  startServer(label, ["bin/clark.js", "marketplace", "serve", "--database", database, "--port", String(await freePort())], {
+    LOG_LEVEL: warningLogLevel
+  })
+
+const startBaseline = async (database: string) =>
+  startServer("baseline (node:http + pg)", [
+    "--import",
+    "tsx",
+    "scripts/bench/baseline-server.ts",
+    "--database",
+    database,
+    "--port",
+    String(await freePort())
+  ])
+
+// ---------------------------------------------------------------------------
+// Workload: queries drawn from the synthetic catalogue itself, so they match
+// ---------------------------------------------------------------------------
+
+type Route = "search" | "packages" | "detail"
+
+interface Scenario {
+  readonly id: string
+  readonly title: string
+  readonly route: Route
+  /** Request paths autocannon rotates through. */
+  readonly paths: ReadonlyArray<string>
+}
+
+const wordsOf = (text: string) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0)
+
+/** Connectives the generator writes into every description; not vocabulary. */
+const connectives = new Set(["for", "and"])
+
+/**
+ * Regenerates the catalogue the seeder writes (it is a pure function of seed and index) and
+ * counts, for every vocabulary word, how many public packages contain it.
+ */
+const surveyCatalogue = (count: number) => {
+  const frequency = new Map<string, number>()
+  const names: Array<string> = []
+  const samples: Array<ReadonlyArray<string>> = []
+  const kinds = new Set<string>()
+  const platforms = new Set<string>()
+  const chunk = 2000
+  for (let start = 0; start < count; start += chunk) {
+    const packages = syntheticPackages({ seed: 1, start, count: Math.min(chunk, count - start), now: new Date() })
+    for (const pkg of packages) {
+      if (pkg.curationStatus !== "listed" && pkg.curationStatus !== "featured") continue
+      const words = new Set(
+        wordsOf(`${pkg.displayName} ${(pkg.keywords ?? []).join(" ")} ${pkg.description}`).filter((w) => !connectives.has(w))
+      )
+      for (const word of words) frequency.set(word, (frequency.get(word) ?? 0) + 1)
+      if (names.length % 97 === 0) samples.push([...words])
+      names.push(pkg.name)
+      const latest = pkg.versions?.[pkg.versions.length - 1]
+      for (const facet of latest?.facets ?? []) kinds.add(facet.kind)
+      for (const platform of latest?.platforms ?? []) platforms.add(platform)
+    }
+  }
+  return { frequency, names, samples, kinds: [...kinds].sort(), platforms: [...platforms].sort() }
+}
+
+const queriesPerShape = 5
+
+const buildScenarios = (survey: ReturnType<typeof surveyCatalogue>): Array<Scenario> => {
+  const df = (word: string) => survey.frequency.get(word) ?? 0
+  const byFrequency = [...survey.frequency.keys()].sort((a, b) => df(b) - df(a) || (a < b ? -1 : 1))
+  const isPrefixOfAnother = (word: string) => byFrequency.some((other) => other !== word && other.startsWith(word))
+
+  const common = byFrequency.slice(0, queriesPerShape)
+  // Rare: a handful of matches at any size; words that prefix another word would match more.
+  const rareCeiling = Math.max(3, Math.round(survey.names.length * 0.0002))
+  const rare = spread(
+    byFrequency.filter((w) => df(w) >= 2 && df(w) <= rareCeiling && !isPrefixOfAnother(w)).sort(),
+    queriesPerShape
+  )
+  // Two words: the two most frequent words of sampled packages, so each pair matches at least one.
+  const pairs = [
+    ...new Set(
+      survey.samples
+        .map((words) => [...words].sort((a, b) => df(b) - df(a) || (a < b ? -1 : 1)).slice(0, 2))
+        .filter((pair) => pair.length === 2)
+        .map((pair) => pair.join(" "))
+    )
+  ]
+  const twoWords = spread(pairs, queriesPerShape)
+  const prefixes = [...new Set(byFrequency.filter((w) => w.length >= 5).map((w) => w.slice(0, 3)))].slice(0, queriesPerShape)
+
+  for (const [shape, list] of Object.entries({ common, rare, twoWords, prefixes })) {
+    if (list.length === 0) throw new Error(`no ${shape} search terms in a catalogue of ${survey.names.length} public packages`)
+  }
+
+  const search = (q: string) => `/api/v1/search?q=${encodeURIComponent(q)}`
+  const categories = syntheticTaxonomy().categories.map((c) => c.slug)
+  const combos = Array.from({ length: 6 }, (_, i) => [categories[(i * 5) % categories.length]!, survey.kinds[i % survey.kinds.length]!])
+
+  return [
+    { id: "search-common", title: "search: a common word", route: "search", paths: common.map(search) },
+    { id: "search-rare", title: "search: a rare word", route: "search", paths: rare.map(search) },
+    { id: "search-two", title: "search: two words", route: "search", paths: twoWords.map(search) },
+    { id: "search-prefix", title: "search: 3-letter prefix", route: "search", paths: prefixes.map(search) },
+    {
+      id: "list-category-kind",
+      title: "packages: category + kind",
+      route: "packages",
+      paths: combos.map(([category, kind]) => `/api/v1/packages?category=${category}&kind=${kind}`)
+    },
+    {
+      id: "list-platform-name",
+      title: "packages: platform, sort=name",
+      route: "packages",
+      paths: survey.platforms.map((platform) => `/api/v1/packages?platform=${platform}&sort=name`)
+    },
+    {
+      id: "detail",
+      title: "package detail",
+      route: "detail",
+      paths: spread(survey.names, 500).map((name) => `/api/v1/packages/${encodeURIComponent(name)}`)
+    }
+  ]
+}
+
+const searchParamsOf = (requestPath: string) => new URL(requestPath, "http://bench.invalid").searchParams
+const detailNameOf = (requestPath: string) => decodeURIComponent(requestPath.slice("/api/v1/packages/".length))
+
+// ---------------------------------------------------------------------------
+// Seeding
+// ---------------------------------------------------------------------------
+
+const seed = async (label: string, url: string, count: number) => {
+  const started = Date.now()
+  let reported = 0
+  const onProgress = (written: number) =>
+    Effect.sync(() => {
+      if (written === count || written - reported >= count / 5) {
+        reported = written
+        log(`  ${label}: ${int(written)} / ${int(count)} packages (${seconds(Date.now() - started)})`)
+      }
+    })
+  const layer = SqlCatalogImporter.layer.pipe(Layer.provide(Database.layer(Database.parseDatabaseUrl(url)!)))
+  await Effect.runPromise(seedSynthetic(count, onProgress).pipe(Effect.provide(layer)))
+  return Date.now() - started
+}
+
+// ---------------------------------------------------------------------------
+// Baseline parity: the same SQL text as the product, the same bodies
+// ---------------------------------------------------------------------------
+
+const collapse = (text: string) => text.replace(/\s+/g, " ").trim()
+
+/** Runs the product's PackageStore for every request and compares its statements with the baseline's. */
+const checkSqlParity = async (url: string, scenarios: ReadonlyArray<Scenario>) => {
+  const decodeParams = Schema.decodeUnknownSync(ListParams)
+  const captureStatements = <A>(effect: Effect.Effect<A>) =>
+    Effect.gen(function*() {
+      const statements: Array<SqlQuery> = []
+      yield* effect.pipe(
+        Statement.withTransformer((statement) =>
+          Effect.sync(() => {
+            const [text, values] = statement.compile()
+            statements.push({ text, values })
+            return statement
+          })
+        )
+      )
+      return statements
+    })
+
+  const program = Effect.gen(function*() {
+    const store = yield* PackageStore
+    const pairs: Array<{ readonly request: string; readonly product: SqlQuery; readonly baseline: SqlQuery }> = []
+    for (const scenario of scenarios) {
+      for (const requestPath of scenario.paths) {
+        if (scenario.route === "detail") {
+          const name = detailNameOf(requestPath)
+          const [detail, versions] = yield* captureStatements(store.detail(name, publicStatuses))
+          if (detail === undefined || versions === undefined) throw new Error(`${requestPath}: the product found no package`)
+          pairs.push({ request: requestPath, product: detail, baseline: detailSql(name) })
+          pairs.push({ request: requestPath, product: versions, baseline: versionsSql(versions.values[0]) })
+        } else {
+          const search = searchParamsOf(requestPath)
+          const plan = Listing.plan(decodeParams(Object.fromEntries(search)), scenario.route)
+          if (Either.isLeft(plan)) throw new Error(`${requestPath}: the product refused the request`)
+          const [find] = yield* captureStatements(store.find(plan.right.query))
+          pairs.push({ request: requestPath, product: find!, baseline: findSql(listRequest(search)) })
+        }
+      }
+    }
+    return pairs
+  })
+  const layer = SqlPackageStore.layer.pipe(Layer.provideMerge(Database.layer(Database.parseDatabaseUrl(url)!)))
+  const pairs = await Effect.runPromise(program.pipe(Effect.provide(layer)))
+
+  let whitespaceOnly = 0
+  for (const { baseline, product, request } of pairs) {
+    const sameValues = isDeepStrictEqual(product.values, baseline.values)
+    if (product.text === baseline.text && sameValues) continue
+    if (collapse(product.text) === collapse(baseline.text) && sameValues) {
+      whitespaceOnly++
+      continue
+    }
+    throw new Error(
+      `the baseline's SQL differs from the product's for ${request}; update scripts/bench/baseline-server.ts\n` +
+        `product:  ${JSON.stringify([product.text, product.values])}\nbaseline: ${JSON.stringify([baseline.text, baseline.values])}`
+    )
+  }
+  log(
+    `  ${pairs.length} statements: the baseline's SQL equals the product's` +
+      (whitespaceOnly > 0 ? ` (${whitespaceOnly} differ in whitespace only)` : "")
+  )
+}
+
+const getJson = async (baseUrl: string, requestPath: string) => {
+  const response = await fetch(`${baseUrl}${requestPath}`)
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`GET ${baseUrl}${requestPath}: ${response.status} ${text.slice(0, 300)}`)
+  return JSON.parse(text) as Record<string, unknown>
+}
+
+const itemsOf = (body: Record<string, unknown>): ReadonlyArray<unknown> => (Array.isArray(body.items) ? body.items : [])
+
+/** Every request answers 200, lists are not empty, and (with a reference) the bodies match it. */
+const checkResponses = async (server: Server, scenarios: ReadonlyArray<Scenario>, reference?: Server) => {
+  let checked = 0
+  for (const scenario of scenarios) {
+    for (const requestPath of scenario.paths) {
+      const body = await getJson(server.baseUrl, requestPath)
+      if (scenario.route !== "detail" && itemsOf(body).length === 0) {
+        throw new Error(`${server.label}: GET ${requestPath} matched nothing; the workload would measure empty pages`)
+      }
+      if (reference !== undefined) {
+        const expected = await getJson(reference.baseUrl, requestPath)
+        const comparable = (b: Record<string, unknown>) =>
+          scenario.route === "detail" ? b : { ...b, nextCursor: b.nextCursor === null ? null : "(cursor)" }
+        if (!isDeepStrictEqual(comparable(body), comparable(expected))) {
+          throw new Error(
+            `${server.label} and ${reference.label} answer GET ${requestPath} differently:\n` +
+              `${JSON.stringify(expected).slice(0, 600)}\n${JSON.stringify(body).slice(0, 600)}`
+          )
+        }
+      }
+      checked++
+    }
+  }
+  log(`  ${server.label}: ${checked} requests answer 200${reference ? `, bodies equal to ${reference.label}'s` : ""}`)
+}
+
+// ---------------------------------------------------------------------------
+// Database-side figures: how many rows match, and what the SQL costs alone
+// ---------------------------------------------------------------------------
+
+interface SqlFigures {
+  /** Median number of matching packages over the scenario's requests (list and search). */
+  readonly matches: number | undefined
+  /** Median time of the scenario's statements, one at a time on one connection. */
+  readonly sqlMs: number
+}
+
+const measureSql = (url: string, scenarios: ReadonlyArray<Scenario>) =>
+  withPg(url, async (client) => {
+    const figures = new Map<string, SqlFigures>()
+    const timed = async (query: SqlQuery) => {
+      const started = process.hrtime.bigint()
+      const result = await client.query(query.text, [...query.values])
+      return { rows: result.rows as Array<Record<string, unknown>>, ms: Number(process.hrtime.bigint() - started) / 1e6 }
+    }
+    for (const scenario of scenarios) {
+      const times: Array<number> = []
+      const matches: Array<number> = []
+      const paths = spread(scenario.paths, 50)
+      for (let round = 0; round < 3; round++) {
+        for (const requestPath of paths) {
+          if (scenario.route === "detail") {
+            const detail = await timed(detailSql(detailNameOf(requestPath)))
+            const versions = await timed(versionsSql(detail.rows[0]?.id))
+            times.push(detail.ms + versions.ms)
+          } else {
+            const query = findSql(listRequest(searchParamsOf(requestPath)))
+            times.push((await timed(query)).ms)
+            if (round === 0) {
+              const unlimited = [...query.values.slice(0, -1), 2_147_483_647]
+              const { rows } = await client.query(`SELECT count(*)::int AS n FROM (${query.text}) c`, unlimited)
+              matches.push(Number(rows[0]?.n))
+            }
+          }
+        }
+      }
+      // The first round warms the cache; the figure is of the last two.
+      figures.set(scenario.id, {
+        matches: matches.length > 0 ? median(matches) : undefined,
+        sqlMs: median(times.slice(paths.length))
+      })
+    }
+    return figures
+  })
+
+// ---------------------------------------------------------------------------
+// Load
+// ---------------------------------------------------------------------------
+
+interface Measurement {
+  readonly requestsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly non2xx: number
+  readonly total: number
+}
+
+interface LoadOptions {
+  readonly duration: number
+  readonly rate?: number | undefined
+}
+
+/**
+ * One autocannon run. Latencies are taken from each response's timing rather than autocannon's
+ * histogram, which keeps whole milliseconds only; at a fixed rate no coordinated-omission
+ * correction is applied (autocannon's uses an interval in the wrong unit and backfills 1 ms samples).
+ */
+const load = (server: Server, paths: ReadonlyArray<string>, options: LoadOptions) =>
+  new Promise<Measurement>((resolve, reject) => {
+    const latencies: Array<number> = []
+    const instance = autocannon(
+      {
+        url: server.baseUrl,
+        connections: settings.connections,
+        duration: options.duration,
+        requests: paths.map((requestPath) => ({ method: "GET" as const, path: requestPath })),
+        ...(options.rate === undefined ? {} : { overallRate: options.rate, ignoreCoordinatedOmission: true })
+      },
+      (error: unknown, result: autocannon.Result) => {
+        if (error) return reject(error)
+        if (!isRunning(server.child)) return reject(childFailure(server.child, "exited during the run"))
+        if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+          return reject(
+            new Error(
+              `${server.label}: ${result.non2xx} non-2xx responses, ${result.errors} errors, ${result.timeouts} timeouts ` +
+                `(status codes ${JSON.stringify(result.statusCodeStats ?? {})}) over ${paths[0]} and ${paths.length - 1} more`
+            )
+          )
+        }
+        latencies.sort((a, b) => a - b)
+        resolve({
+          requestsPerSecond: result.requests.average,
+          p50: percentile(latencies, 0.5),
+          p99: percentile(latencies, 0.99),
+          non2xx: result.non2xx,
+          total: result.requests.total
+        })
+      }
+    )
+    instance.on("response", (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime)
+    })
+  })
+
+const describe = (m: Measurement) => `${int(m.requestsPerSecond)} req/s, p50 ${ms2(m.p50)} ms, p99 ${ms2(m.p99)} ms`
+
+const warmUp = async (server: Server, scenarios: ReadonlyArray<Scenario>) => {
+  const m = await load(server, scenarios.flatMap((s) => spread(s.paths, 20)), { duration: warmupSeconds })
+  log(`  warm-up ${server.label}: ${describe(m)}`)
+}
+
+const runScenario = async (server: Server, scenario: Scenario) => {
+  const m = await load(server, scenario.paths, { duration: settings.seconds })
+  log(`  ${scenario.title.padEnd(32)} ${server.label.padEnd(28)} ${describe(m)}`)
+  return m
+}
+
+const runFixedRate = async (server: Server, paths: ReadonlyArray<string>) => {
+  const m = await load(server, paths, { duration: settings.seconds, rate: settings.fixedRate })
+  log(`  search at ${settings.fixedRate} req/s              ${server.label.padEnd(28)} ${describe(m)}`)
+  return m
+}
+
+// ---------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------
+
+interface Results {
+  readonly date: Date
+  /** 1-minute load averages when the measurements started and ended. */
+  readonly load: { readonly before: number; readonly after: number }
+  readonly postgresVersion: string
+  readonly publicPackages: number
+  readonly seeding: { readonly postgres: number; readonly analyze: number; readonly sqlite: number }
+  readonly scenarios: ReadonlyArray<Scenario>
+  readonly sql: Map<string, SqlFigures>
+  readonly postgres: Map<string, Measurement>
+  readonly baseline: Map<string, Measurement>
+  readonly sqlite: Map<string, Measurement>
+  readonly fixedRate: { readonly postgres: Measurement; readonly baseline: Measurement; readonly sqlite: Measurement }
+}
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
+  [
+    `| ${header.join(" | ")} |`,
+    `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((row) => `| ${row.join(" | ")} |`)
+  ].join("\n")
+
+const exampleOf = (scenario: Scenario) => {
+  const first = scenario.paths[0] ?? ""
+  return scenario.route === "detail" ? `\`${first}\`` : `\`${first.replace("/api/v1", "")}\``
+}
+
+const workloadTable = (r: Results) =>
+  table(
+    ["Scenario", "Requests rotated", "First request", "Matching packages (median)"],
+    r.scenarios.map((s) => [
+      s.title,
+      String(s.paths.length),
+      exampleOf(s),
+      r.sql.get(s.id)?.matches === undefined ? "1" : int(r.sql.get(s.id)!.matches!)
+    ])
+  )
+
+const resultTable = (r: Results, measurements: Map<string, Measurement>, withSql: boolean) =>
+  table(
+    ["Scenario", "req/s", "p50 (ms)", "p99 (ms)", "non-2xx", ...(withSql ? ["SQL alone (ms)"] : [])],
+    r.scenarios.map((s) => {
+      const m = measurements.get(s.id)!
+      return [
+        s.title,
+        int(m.requestsPerSecond),
+        ms2(m.p50),
+        ms2(m.p99),
+        String(m.non2xx),
+        ...(withSql ? [ms2(r.sql.get(s.id)!.sqlMs)] : [])
+      ]
+    })
+  )
+
+const ratios = (r: Results) =>
+  r.scenarios.map((s) => r.postgres.get(s.id)!.requestsPerSecond / r.baseline.get(s.id)!.requestsPerSecond)
+
+const verdict = (met: boolean) => (met ? "**met**" : "**not met**")
+
+const baselineTable = (r: Results) => {
+  const shares = ratios(r)
+  return table(
+    ["Scenario", "Framework req/s", "Baseline req/s", "Framework / baseline", "Framework p50 / p99 (ms)", "Baseline p50 / p99 (ms)"],
+    r.scenarios.map((s, i) => {
+      const framework = r.postgres.get(s.id)!
+      const baseline = r.baseline.get(s.id)!
+      return [
+        s.title,
+        int(framework.requestsPerSecond),
+        int(baseline.requestsPerSecond),
+        `${(shares[i]! * 100).toFixed(0)} %${shares[i]! < settings.baselineRatioTarget ? " (below target)" : ""}`,
+        `${ms2(framework.p50)} / ${ms2(framework.p99)}`,
+        `${ms2(baseline.p50)} / ${ms2(baseline.p99)}`
+      ]
+    })
+  )
+}
+
+const fixedRateTable = (r: Results) => {
+  const rows: ReadonlyArray<{ readonly label: string; readonly m: Measurement; readonly judged: boolean }> = [
+    { label: "framework, PostgreSQL", m: r.fixedRate.postgres, judged: true },
+    { label: "baseline, PostgreSQL", m: r.fixedRate.baseline, judged: false },
+    { label: "framework, SQLite", m: r.fixedRate.sqlite, judged: false }
+  ]
+  return table(
+    ["Server", "Achieved req/s", "p50 (ms)", "p99 (ms)", `Target p99 ≤ ${settings.searchP99TargetMs} ms`],
+    rows.map(({ judged, label, m }) => [
+      label,
+      int(m.requestsPerSecond),
+      ms2(m.p50),
+      ms2(m.p99),
+      judged ? verdict(m.p99 <= settings.searchP99TargetMs) : "(for reference)"
+    ])
+  )
+}
+
+/** Other processes were busy when the runs started (ours were idle then): the figures understate the code. */
+const busyWarning = (r: Results) =>
+  r.load.before > os.cpus().length / 2
+    ? ` **Other work was running on the machine when the measurements started: these figures understate what the code can do; rerun on an idle machine before comparing.**`
+    : ""
+
+const renderSection = (r: Results) => {
+  const cpus = os.cpus()
+  const shares = ratios(r)
+  const geometricMean = Math.exp(shares.reduce((sum, x) => sum + Math.log(x), 0) / shares.length)
+  const lowest = Math.min(...shares)
+  const p99 = r.fixedRate.postgres.p99
+  return `## Marketplace read API
+
+Written by \`npm run bench:marketplace\` (scripts/bench/marketplace.ts) on ${r.date.toISOString().slice(0, 16).replace("T", " ")} UTC.
+
+- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}; Node ${process.version}; PostgreSQL ${r.postgresVersion}. The load generator, the servers and PostgreSQL share these cores.
+- System load (1-minute average): ${r.load.before.toFixed(1)} when the measurements started, ${r.load.after.toFixed(1)} when they ended, on ${cpus.length} cores; the benchmark's own processes account for about 3 of it at full speed.${busyWarning(r)}
+- Data: ${int(settings.packages)} synthetic packages (\`seedSynthetic\`, seed 1), ${int(r.publicPackages)} of them public. Seeding took ${seconds(r.seeding.postgres)} on PostgreSQL (then ${seconds(r.seeding.analyze)} of \`VACUUM (ANALYZE)\`, the state autovacuum reaches by itself after a bulk load) and ${seconds(r.seeding.sqlite)} on SQLite (a file under the temporary directory, no ANALYZE: the product never runs one).
+- Load: autocannon in the driver process, ${settings.connections} connections at full speed for ${settings.seconds} s per scenario, each connection rotating through the scenario's requests; a ${warmupSeconds} s warm-up over every scenario before each server's runs. Latencies are per response with sub-millisecond precision. Every run had 0 non-2xx responses (the benchmark fails otherwise).
+- Servers: the compiled product (\`node bin/clark.js marketplace serve\`, \`LOG_LEVEL=${warningLogLevel}\`, pool of ${poolSize}); the baseline is scripts/bench/baseline-server.ts, plain \`node:http\` + \`pg\` with a pool of ${poolSize}, checked before the runs to send the very SQL text the product sends and to answer equal bodies.
+
+### Workload
+
+${workloadTable(r)}
+
+### PostgreSQL
+
+"SQL alone" is the median time of the scenario's statements run one at a time on one idle connection (detail: both statements).
+
+${resultTable(r, r.postgres, true)}
+
+### SQLite
+
+${resultTable(r, r.sqlite, false)}
+
+### Framework against the plain baseline (PostgreSQL)
+
+Target: framework throughput ≥ ${settings.baselineRatioTarget * 100} % of the baseline's in every scenario: ${verdict(lowest >= settings.baselineRatioTarget)} (lowest ${(lowest * 100).toFixed(0)} %, geometric mean ${(geometricMean * 100).toFixed(0)} %).
+
+${baselineTable(r)}
+
+### Search at a fixed ${settings.fixedRate} req/s
+
+GET /api/v1/search rotating through all ${r.scenarios.filter((s) => s.route === "search").reduce((n, s) => n + s.paths.length, 0)} search requests above, ${settings.fixedRate} req/s over ${settings.connections} connections for ${settings.seconds} s. Target on PostgreSQL: p99 ≤ ${settings.searchP99TargetMs} ms at ${int(settings.packages)} packages: ${verdict(p99 <= settings.searchP99TargetMs)} (p99 ${ms2(p99)} ms).
+
+${fixedRateTable(r)}
+`
+}
+
+const markers = { start: "<!-- bench:marketplace:start -->", end: "<!-- bench:marketplace:end -->" }
+
+const writeDocs = (section: string) => {
+  const file = path.join(root, "docs", "benchmarks.md")
+  const block = `${markers.start}\n${section.trimEnd()}\n${markers.end}`
+  const existing = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined
+  let next: string
+  if (existing === undefined) {
+    next = `# Benchmarks\n\nFigures written by the benchmark scripts (\`npm run bench:*\`); each script replaces its own section, between its markers, on every run. Figures depend on the machine: compare runs made on the same one.\n\n${block}\n`
+  } else {
+    const start = existing.indexOf(markers.start)
+    const end = existing.indexOf(markers.end)
+    next = start !== -1 && end > start
+      ? existing.slice(0, start) + block + existing.slice(end + markers.end.length)
+      : `${existing.trimEnd()}\n\n${block}\n`
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, next)
+  return file
+}
+
+// ---------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------
+
+const build = () => {
+  log("Building (npx tsc -p tsconfig.json)")
+  const started = Date.now()
+  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" })
+  if (result.status !== 0) throw new Error(`tsc failed (exit ${result.status ?? result.signal}); the server would not be what the sources say`)
+  log(`  built in ${seconds(Date.now() - started)}`)
+}
+
+const measureAll = async (server: Server, scenarios: ReadonlyArray<Scenario>, into: Map<string, Measurement>) => {
+  for (const scenario of scenarios) into.set(scenario.id, await runScenario(server, scenario))
+}
+
+const main = async () => {
+  log(
+    `Marketplace benchmark: ${int(settings.packages)} packages, ${settings.seconds} s per run, ${settings.connections} connections`
+  )
+  build()
+
+  const postgresUrl = databaseUrl(settings.adminUrl, settings.databaseName)
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-"))
+  const sqliteUrl = `sqlite:${path.join(tmp, "marketplace.db")}`
+  const dropDatabase = () =>
+    withPg(settings.adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${settings.databaseName} WITH (FORCE)`))
+
+  try {
+    log("Workload")
+    const survey = surveyCatalogue(settings.packages)
+    const scenarios = buildScenarios(survey)
+    for (const s of scenarios) log(`  ${s.title}: ${s.paths.length} requests, e.g. ${s.paths[0]}`)
+
+    log("Seeding")
+    await dropDatabase()
+    await withPg(settings.adminUrl, (admin) => admin.query(`CREATE DATABASE ${settings.databaseName}`))
+    const seedPostgres = await seed("PostgreSQL", postgresUrl, settings.packages)
+    const analyzeStarted = Date.now()
+    const postgresVersion = await withPg(postgresUrl, async (client) => {
+      await client.query("VACUUM (ANALYZE)")
+      return String((await client.query("SHOW server_version")).rows[0]?.server_version ?? "?")
+    })
+    const analyze = Date.now() - analyzeStarted
+    const seedSqlite = await seed("SQLite", sqliteUrl, settings.packages)
+    log(`  seeded PostgreSQL in ${seconds(seedPostgres)} (+ ${seconds(analyze)} VACUUM ANALYZE), SQLite in ${seconds(seedSqlite)}`)
+
+    log("Checking the baseline against the product")
+    await checkSqlParity(postgresUrl, scenarios)
+    const sql = await measureSql(postgresUrl, scenarios)
+
+    const searchPaths = scenarios.filter((s) => s.route === "search").flatMap((s) => s.paths)
+    const postgres = new Map<string, Measurement>()
+    const baseline = new Map<string, Measurement>()
+    const sqlite = new Map<string, Measurement>()
+
+    const loadBefore = os.loadavg()[0] ?? 0
+    if (loadBefore > os.cpus().length / 2) {
+      log(`  warning: the 1-minute load average is ${loadBefore.toFixed(1)} on ${os.cpus().length} cores; other work will skew the figures`)
+    }
+    log("PostgreSQL: framework and baseline, scenario by scenario")
+    const framework = await startMarketplace("framework (PostgreSQL)", postgresUrl)
+    const plain = await startBaseline(postgresUrl)
+    await checkResponses(plain, scenarios, framework)
+    await warmUp(framework, scenarios)
+    await warmUp(plain, scenarios)
+    for (const scenario of scenarios) {
+      postgres.set(scenario.id, await runScenario(framework, scenario))
+      baseline.set(scenario.id, await runScenario(plain, scenario))
+    }
+    const fixedPostgres = await runFixedRate(framework, searchPaths)
+    const fixedBaseline = await runFixedRate(plain, searchPaths)
+    await stopChild(framework.child)
+    await stopChild(plain.child)
+
+    log("SQLite: framework")
+    const onSqlite = await startMarketplace("framework (SQLite)", sqliteUrl)
+    await checkResponses(onSqlite, scenarios)
+    await warmUp(onSqlite, scenarios)
+    await measureAll(onSqlite, scenarios, sqlite)
+    const fixedSqlite = await runFixedRate(onSqlite, searchPaths)
+    await stopChild(onSqlite.child)
+
+    const section = renderSection({
+      date: new Date(),
+      load: { before: loadBefore, after: os.loadavg()[0] ?? 0 },
+      postgresVersion,
+      publicPackages: survey.names.length,
+      seeding: { postgres: seedPostgres, analyze, sqlite: seedSqlite },
+      scenarios,
+      sql,
+      postgres,
+      baseline,
+      sqlite,
+      fixedRate: { postgres: fixedPostgres, baseline: fixedBaseline, sqlite: fixedSqlite }
+    })
+    log(`\n${section}`)
+    log(`Written to ${writeDocs(section)}`)
+  } finally {
+    await stopAll()
+    await dropDatabase().catch((error: unknown) => console.error(`could not drop ${settings.databaseName}: ${String(error)}`))
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
+}
+
+// Ctrl-C or a kill: the child servers go too (the database is dropped by the next run).
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    for (const child of children) child.process.kill("SIGKILL")
+    process.exit(130)
+  })
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`\nBenchmark failed: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,325 @@
+/**
+ * The real `clark marketplace` command, end to end: each test spawns
+ * `node --import tsx src/cli/main.ts …` against temporary databases and checks
+ * exit codes, output and what the database holds afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import * as Database from "../../layers/marketplace/sql/Database.js"
+import { postgresDatabase, type TestDatabase } from "../support/Databases.js"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+/** The tsx loader by absolute URL, so a command may also run from another directory. */
+const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href
+const main = path.join(root, "src/cli/main.ts")
+
+/** Each command is killed after this long. */
+const commandTimeout = 90_000
+const slow = 120_000
+
+interface Outcome {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+  /** stdout and stderr together, for messages whose stream does not matter. */
+  readonly output: string
+}
+
+/** The environment of every command: no database chosen unless a test says so. */
+const baseEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
+  const { LOG_FORMAT: _f, LOG_LEVEL: _l, MARKETPLACE_DATABASE: _d, MARKETPLACE_PORT: _p, ...rest } = process.env
+  return { ...rest, ...extra }
+}
+
+const clark = (
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Readonly<Record<string, string>>; readonly cwd?: string } = {}
+) =>
+  new Promise<Outcome>((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", tsx, main, "marketplace", ...args],
+      { cwd: options.cwd ?? root, env: baseEnv(options.env ?? {}), timeout: commandTimeout, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        resolve({ code, signal: error?.signal ?? null, stdout, stderr, output: `${stdout}\n${stderr}` })
+      }
+    )
+  })
+
+/** Runs a query on a database URL with the product's own client (no migrations run). */
+const query = <A>(url: string, use: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  Effect.runPromise(Effect.scoped(Effect.flatMap(SqlClient.SqlClient, use).pipe(
+    Effect.provide(Database.client(Database.parseDatabaseUrl(url)!))
+  )))
+
+const countRows = (url: string, table: string) =>
+  query(url, (sql) =>
+    sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${sql(table)}`.pipe(Effect.map(([row]) => Number(row?.n))))
+
+const packageNames = (url: string) =>
+  query(url, (sql) =>
+    sql<{ name: string }>`SELECT name FROM packages ORDER BY name`.pipe(Effect.map((rows) => rows.map((r) => r.name))))
+
+let tmp: string
+const sqliteUrl = (name: string) => `sqlite:${path.join(tmp, name)}`
+const writeJson = (name: string, value: unknown) => {
+  const file = path.join(tmp, name)
+  fs.writeFileSync(file, JSON.stringify(value))
+  return file
+}
+
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-cli-"))
+})
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+
+const version = (v: string, at: string) => ({ version: v, publishedAt: at, indexedAt: at, registryIntegrity: `sha512-${v}` })
+const document = {
+  categories: [{ slug: "tools", name: "Tools" }],
+  publishers: [{ slug: "acme", name: "Acme" }],
+  packages: [
+    { name: "alpha", displayName: "Alpha", publisher: "acme", categorySlug: "tools", curationStatus: "listed", versions: [version("1.0.0", "2024-01-01T00:00:00Z")] },
+    { name: "beta", displayName: "Beta", curationStatus: "featured", versions: [version("0.1.0", "2024-02-01T00:00:00Z"), version("0.2.0", "2024-03-01T00:00:00Z")] }
+  ]
+}
+
+describe("marketplace admin", () => {
+  it("migrate creates the schema and exits 0", async () => {
+    const url = sqliteUrl("migrate.db")
+    const result = await clark(["admin", "migrate", "--database", url])
+    expect(result).toMatchObject({ code: 0, signal: null })
+    expect(result.stdout).toContain("Migrations applied")
+    expect(await countRows(url, "packages")).toBe(0)
+    // Running it again is harmless.
+    expect((await clark(["admin", "migrate", "--database", url])).code).toBe(0)
+  }, slow)
+
+  it("seed --demo loads the demo catalogue", async () => {
+    const url = sqliteUrl("demo.db")
+    const result = await clark(["admin", "seed", "--demo", "--database", url])
+    expect(result).toMatchObject({ code: 0, signal: null })
+    const counts = JSON.parse(/Demo catalogue loaded: (\{.*\})/.exec(result.stdout)?.[1] ?? "null")
+    const packages = await countRows(url, "packages")
+    expect(packages).toBeGreaterThanOrEqual(150)
+    expect(counts).toMatchObject({ packages, versions: await countRows(url, "package_versions") })
+  }, slow)
+
+  it("seed --synthetic 2500 writes 2500 packages", async () => {
+    const url = sqliteUrl("synthetic.db")
+    const result = await clark(["admin", "seed", "--synthetic", "2500", "--database", url])
+    expect(result).toMatchObject({ code: 0, signal: null })
+    expect(result.stdout).toContain("2500 synthetic packages written")
+    expect(await countRows(url, "packages")).toBe(2500)
+  }, slow)
+
+  it.each([["0"], ["1000001"]])("seed --synthetic %s is refused", async (count) => {
+    const url = sqliteUrl(`synthetic-${count}.db`)
+    const result = await clark(["admin", "seed", "--synthetic", count, "--database", url])
+    expect(result.code).not.toBe(0)
+    expect(result.output).toContain("--synthetic must be 1 to 1,000,000")
+    expect(await countRows(url, "packages")).toBe(0)
+  }, slow)
+
+  it("seed without --demo or --synthetic is refused", async () => {
+    const result = await clark(["admin", "seed", "--database", sqliteUrl("nothing.db")])
+    expect(result.code).not.toBe(0)
+    expect(result.output).toContain("say what to seed")
+  }, slow)
+
+  describe("import", () => {
+    const url = () => sqliteUrl("import.db")
+
+    beforeAll(async () => {
+      const result = await clark(["admin", "import", writeJson("good.json", document), "--database", url()])
+      expect(result.stderr).toBe("")
+      expect(result.code).toBe(0)
+      expect(result.stdout).toContain(
+        `Imported: ${JSON.stringify({ categories: 1, publishers: 1, packages: 2, versions: 3, collections: 0, pages: 0 })}`
+      )
+    }, slow)
+
+    it("loads a file", async () => {
+      expect(await packageNames(url())).toEqual(["alpha", "beta"])
+      expect(await countRows(url(), "package_versions")).toBe(3)
+    })
+
+    // Refusals change nothing, so they may run side by side.
+    it.concurrent.each([
+      {
+        label: "an unknown field",
+        file: "unknown-field.json",
+        content: { ...document, packages: [{ name: "gamma", displayName: "Gamma" }, { name: "delta", displayName: "Delta", colour: "red" }] },
+        message: "Import refused at packages[1].colour"
+      },
+      {
+        label: "an invalid value",
+        file: "bad-status.json",
+        content: { packages: [{ name: "gamma", displayName: "Gamma", curationStatus: "approved" }] },
+        message: "Import refused at packages[0].curationStatus"
+      },
+      {
+        label: "an unknown category in its last package",
+        file: "unknown-category.json",
+        content: {
+          categories: [{ slug: "games", name: "Games" }],
+          packages: [{ name: "gamma", displayName: "Gamma", categorySlug: "games" }, { name: "delta", displayName: "Delta", categorySlug: "missing" }]
+        },
+        message: "Import refused at packages[1].categorySlug"
+      },
+      { label: "text that is not JSON", file: "not-json.json", content: "{ nope", message: "is not JSON" }
+    ])("refuses a file with $label, naming it, and stores nothing", async ({ content, file, message }) => {
+      const written = typeof content === "string"
+        ? (fs.writeFileSync(path.join(tmp, file), content), path.join(tmp, file))
+        : writeJson(file, content)
+      const result = await clark(["admin", "import", written, "--database", url()])
+      expect(result.code).not.toBe(0)
+      expect(result.output).toContain(message)
+      expect(await packageNames(url())).toEqual(["alpha", "beta"])
+      expect(await countRows(url(), "categories")).toBe(1)
+    }, slow)
+
+    it("refuses a file that does not exist", async () => {
+      const result = await clark(["admin", "import", path.join(tmp, "absent.json"), "--database", url()])
+      expect(result.code).not.toBe(0)
+      expect(result.output).toContain("absent.json")
+    }, slow)
+  })
+
+  it("refuses a --database that is neither sqlite: nor postgres://", async () => {
+    const result = await clark(["admin", "migrate", "--database", "mysql://localhost/x"])
+    expect(result.code).not.toBe(0)
+    expect(result.output).toContain("--database must be sqlite:PATH or postgres://")
+  }, slow)
+})
+
+describe("MARKETPLACE_DATABASE", () => {
+  /** Runs from an empty directory, so a fallback to the default ./data/marketplace.db would show (and touch nothing). */
+  let cwd: string
+  beforeAll(() => {
+    cwd = fs.mkdtempSync(path.join(tmp, "cwd-"))
+  })
+
+  it("is honoured when --database is absent", async () => {
+    const url = sqliteUrl("from-env.db")
+    const result = await clark(["admin", "import", writeJson("env.json", document)], { cwd, env: { MARKETPLACE_DATABASE: url } })
+    expect(result).toMatchObject({ code: 0, signal: null })
+    expect(await packageNames(url)).toEqual(["alpha", "beta"])
+    expect(fs.existsSync(path.join(cwd, "data"))).toBe(false)
+  }, slow)
+
+  it("yields to --database", async () => {
+    const fromEnv = sqliteUrl("ignored-env.db")
+    const fromOption = sqliteUrl("from-option.db")
+    const result = await clark(["admin", "import", writeJson("option.json", document), "--database", fromOption], {
+      cwd,
+      env: { MARKETPLACE_DATABASE: fromEnv }
+    })
+    expect(result.code).toBe(0)
+    expect(await packageNames(fromOption)).toEqual(["alpha", "beta"])
+    expect(fs.existsSync(fromEnv.slice("sqlite:".length))).toBe(false)
+  }, slow)
+
+  it("is refused, without repeating its value, when it is not a database URL", async () => {
+    const result = await clark(["admin", "migrate"], { cwd, env: { MARKETPLACE_DATABASE: "mysql://secret@localhost/x" } })
+    expect(result.code).not.toBe(0)
+    expect(result.output).toContain("MARKETPLACE_DATABASE")
+    expect(result.output).not.toContain("secret")
+    expect(fs.existsSync(path.join(cwd, "data"))).toBe(false)
+  }, slow)
+})
+
+describe("marketplace admin on PostgreSQL", () => {
+  let database: TestDatabase
+  beforeAll(async () => {
+    database = await postgresDatabase()
+  })
+  afterAll(() => database.drop())
+
+  it("migrate then seed --demo", async () => {
+    const migrated = await clark(["admin", "migrate", "--database", database.url])
+    expect(migrated).toMatchObject({ code: 0, signal: null })
+    expect(await countRows(database.url, "packages")).toBe(0)
+    const seeded = await clark(["admin", "seed", "--demo", "--database", database.url])
+    expect(seeded).toMatchObject({ code: 0, signal: null })
+    expect(await countRows(database.url, "packages")).toBeGreaterThanOrEqual(150)
+  }, slow)
+})
+
+// ---------------------------------------------------------------------------
+// serve
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode)
+    else child.once("exit", (code) => resolve(code))
+  })
+
+/** Polls `url` until it answers 200, with a bounded number of real requests. */
+const waitForHealth = async (url: string, child: ChildProcess, output: () => string) => {
+  const attempts = 300
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}:\n${output()}`)
+    const status = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => undefined)
+    if (status === 200) return
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error(`no 200 from ${url} after ${attempts} attempts:\n${output()}`)
+}
+
+describe("marketplace serve", () => {
+  let child: ChildProcess | undefined
+  afterAll(async () => {
+    if (child !== undefined && child.exitCode === null) {
+      child.kill("SIGKILL")
+      await exited(child)
+    }
+  })
+
+  it("serves a demo-seeded SQLite catalogue until killed", async () => {
+    const port = await freePort()
+    const url = sqliteUrl("serve.db")
+    let output = ""
+    const started = spawn(
+      process.execPath,
+      ["--import", tsx, main, "marketplace", "serve", "--database", url, "--port", String(port), "--seed-demo-if-empty"],
+      { cwd: root, env: baseEnv({}), stdio: ["ignore", "pipe", "pipe"], timeout: commandTimeout }
+    )
+    child = started
+    started.stdout.on("data", (chunk) => (output += String(chunk)))
+    started.stderr.on("data", (chunk) => (output += String(chunk)))
+
+    const base = `http://127.0.0.1:${port}/api/v1`
+    await waitForHealth(`${base}/health`, started, () => output)
+
+    const response = await fetch(`${base}/packages`)
+    expect(response.status).toBe(200)
+    const body = await response.json() as { items: Array<{ curationStatus: string }>; nextCursor: string | null }
+    expect(body.items).toHaveLength(20)
+    expect(body.items.every((item) => item.curationStatus === "listed" || item.curationStatus === "featured")).toBe(true)
+    expect(typeof body.nextCursor).toBe("string")
+
+    started.kill("SIGTERM")
+    await exited(started)
+    expect(started.exitCode !== null || started.signalCode !== null).toBe(true)
+    expect(await countRows(url, "packages")).toBeGreaterThanOrEqual(150)
+  }, slow)
+})
