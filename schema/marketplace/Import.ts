@@ -10,11 +10,22 @@ import { CurationStatus, Facet, PackageName, Permission, Preview, SecurityCheck,
 import { PageDocument, PageKind, PageSlug } from "./Page.js"
 
 /** Any ISO-8601 instant, stored in its canonical UTC form so text order is time order. */
+const isoInstantPattern = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/
+
+/** A real calendar instant: `Date.parse` alone rolls 2024-02-30 over to March. */
+const isIsoInstant = (value: string): boolean => {
+  const match = isoInstantPattern.exec(value)
+  if (match === null) return false
+  const [year, month, day, hour, minute, second = "0", offsetHours = "0", offsetMinutes = "0"] = match.slice(1)
+  const daysInMonth = new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate()
+  return Number(month) >= 1 && Number(month) <= 12 && Number(day) >= 1 && Number(day) <= daysInMonth &&
+    Number(hour) <= 23 && Number(minute) <= 59 && Number(second) <= 59 &&
+    Number(offsetHours) <= 23 && Number(offsetMinutes) <= 59
+}
+
 export const IsoInstant = Schema.transform(
   Schema.String.pipe(
-    Schema.filter((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), {
-      message: () => "must be an ISO-8601 date-time"
-    })
+    Schema.filter(isIsoInstant, { message: () => "must be an ISO-8601 date-time with a time zone" })
   ),
   Schema.String,
   { strict: true, decode: (s) => new Date(s).toISOString(), encode: (s) => s }
