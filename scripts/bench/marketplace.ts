@@ -269,10 +269,9 @@ const buildScenarios = (survey: ReturnType<typeof surveyCatalogue>): Array<Scena
   const isPrefixOfAnother = (word: string) => byFrequency.some((other) => other !== word && other.startsWith(word))
 
   const common = byFrequency.slice(0, queriesPerShape)
-  // Rare: a handful of matches at any size; words that prefix another word would match more.
-  const rareCeiling = Math.max(3, Math.round(survey.names.length * 0.0002))
+  // Rare: among the least frequent words (words that prefix another word would match more).
   const rare = spread(
-    byFrequency.filter((w) => df(w) >= 2 && df(w) <= rareCeiling && !isPrefixOfAnother(w)).sort(),
+    byFrequency.filter((w) => !isPrefixOfAnother(w)).reverse().slice(0, queriesPerShape * 4),
     queriesPerShape
   )
   // Two words: the two most frequent words of sampled packages, so each pair matches at least one.

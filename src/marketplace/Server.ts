@@ -9,6 +9,7 @@ import * as SqlDatabaseHealth from "../../layers/marketplace/sql/SqlDatabaseHeal
 import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
+import type { Authentication } from "../../schema/marketplace/Security.js"
 import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
 import type { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
 import type { PackageStore } from "../../services/marketplace/PackageStore.js"
@@ -21,25 +22,27 @@ import { SystemLive } from "./handlers/System.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
 import * as Settings from "./Settings.js"
 
-export type Stores = PackageStore | CatalogStore | PageStore | DatabaseHealth
+/** What the handlers need: stores and the credential check. */
+export type Services = PackageStore | CatalogStore | PageStore | DatabaseHealth | Authentication
 
-export const StoresLive: Layer.Layer<Stores, never, SqlClient.SqlClient> = Layer.mergeAll(
+export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient> = Layer.mergeAll(
   SqlPackageStore.layer,
   SqlCatalogStore.layer,
   SqlPageStore.layer,
-  SqlDatabaseHealth.layer
+  SqlDatabaseHealth.layer,
+  AuthenticationLive
 )
 
-/** The API with every handler, over whatever stores are provided. */
-export const HandlersLive: Layer.Layer<HttpApi.Api, never, Stores> = HttpApiBuilder.api(MarketplaceApi).pipe(
+/** The API with every handler, over whatever services are provided. */
+export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
   Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive]),
-  Layer.provide([AuthenticationLive, Settings.layer.pipe(Layer.orDie)]),
+  Layer.provide(Settings.layer.pipe(Layer.orDie)),
   Layer.provide(ErrorEnvelopeLive)
 )
 
-/** The API over the SQL stores; needs a database. */
+/** The API over the SQL services; needs a database. */
 export const ApiLive: Layer.Layer<HttpApi.Api, never, SqlClient.SqlClient> = HandlersLive.pipe(
-  Layer.provide(StoresLive)
+  Layer.provide(ServicesLive)
 )
 
 /**

@@ -11,7 +11,7 @@ import * as Database from "../../layers/marketplace/sql/Database.js"
 import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import { importDocument } from "../../src/marketplace/admin/Admin.js"
-import { ApiLive, HandlersLive, serveApi, type Stores, StoresLive } from "../../src/marketplace/Server.js"
+import { ApiLive, HandlersLive, serveApi, type Services, ServicesLive } from "../../src/marketplace/Server.js"
 import { makeDatabase, type TestDatabase } from "./Databases.js"
 
 export interface RunningMarketplace {
@@ -31,8 +31,8 @@ const makeClient = (baseUrl: string) => HttpApiClient.make(MarketplaceApi, { bas
 export type MarketplaceClient = Effect.Effect.Success<ReturnType<typeof makeClient>>
 
 export interface StartOptions {
-  /** Replaces the SQL stores, e.g. to make one of them fail; the database is still real. */
-  readonly stores?: (live: typeof StoresLive) => Layer.Layer<Stores, never, SqlClient.SqlClient>
+  /** Replaces some services, e.g. to make a store fail; the database is still real. */
+  readonly services?: (live: typeof ServicesLive) => Layer.Layer<Services, never, SqlClient.SqlClient>
 }
 
 export const startMarketplace = async (
@@ -42,7 +42,7 @@ export const startMarketplace = async (
 ): Promise<RunningMarketplace> => {
   const database = await makeDatabase(dialect)
   const db = Database.layer(database.parsed)
-  const api = options.stores === undefined ? ApiLive : HandlersLive.pipe(Layer.provide(options.stores(StoresLive)))
+  const api = options.services === undefined ? ApiLive : HandlersLive.pipe(Layer.provide(options.services(ServicesLive)))
   const runtime = ManagedRuntime.make(
     serveApi(api).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),

@@ -3,7 +3,14 @@
  * (decoding, routing, a handler, a defect), leaves as a declared error in the
  * envelope `{error: {code, message, requestId, details?}}`.
  */
-import { HttpApiBuilder, HttpApiError, HttpApp, HttpIncomingMessage, HttpServerResponse } from "@effect/platform"
+import {
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApp,
+  HttpIncomingMessage,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import {
@@ -76,7 +83,14 @@ export const ErrorEnvelopeLive = HttpApiBuilder.middleware((app) =>
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
     )
-    return yield* app.pipe(
+    // A declared oversized body is refused before reading; the size limit below catches the undeclared
+    // (chunked) ones, by cutting the connection.
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const declared = Number(request.headers["content-length"] ?? 0)
+    const guarded = declared > maxBodyBytes
+      ? Effect.fail(new BadRequest({ message: `The request body is larger than ${maxBodyBytes} bytes` }))
+      : app
+    return yield* guarded.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
       Effect.catchAllCause((cause) =>
         Effect.flatMap(classify(cause), (error) =>

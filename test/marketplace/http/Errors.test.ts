@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Redacted } from "effect"
+import * as http from "node:http"
+import { Unauthorized } from "../../../schema/marketplace/Errors.js"
+import { Authentication } from "../../../schema/marketplace/Security.js"
 import { PackageStore } from "../../../services/marketplace/PackageStore.js"
 import { dialects } from "../../support/Databases.js"
 import { type RunningMarketplace, startMarketplace } from "../../support/MarketplaceServer.js"
@@ -100,19 +103,79 @@ describe.each(dialects)("error envelope on %s", (dialect) => {
     expect(new Set(ids).size).toBe(paths.length)
   })
 
-  it("answers a malformed JSON body with 401 unauthorized (credential checked first) or 400 bad_request, never 500", async () => {
-    // Observed: 401 unauthorized, because no credential is accepted yet and authentication runs before decoding.
+  it("checks the credential before reading the body: a malformed body without a valid credential is 401", async () => {
     const response = await server.request("/api/v1/curation/packages/x/status", postStatus("{bad"))
-    expect([[400, "bad_request"], [401, "unauthorized"]]).toContainEqual([response.status, response.body?.error?.code])
-    expectEnvelope(response, response.status, response.body.error.code)
+    expectEnvelope(response, 401, "unauthorized")
+  })
+})
+
+/**
+ * POST with node:http: the server answers an oversized body before reading it
+ * all and closes the connection, which fetch reports as a failed upload.
+ */
+const postRaw = (url: string, body: string) =>
+  new Promise<{ status: number; body: any; requestId: string | undefined }>((resolve, reject) => {
+    const request = http.request(url, { method: "POST", headers: { ...bearer, ...json } }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body: JSON.parse(Buffer.concat(chunks).toString("utf8")),
+          requestId: response.headers["x-request-id"] as string | undefined
+        }))
+    })
+    request.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE" && error.code !== "ECONNRESET") reject(error)
+    })
+    request.end(body)
   })
 
-  it("answers a body over 1 MiB to a curation route without a 500", async () => {
+/** Accepts any non-empty credential as a curator, so requests reach body decoding. */
+const AcceptingAuthentication = Layer.succeed(
+  Authentication,
+  Authentication.of({
+    bearer: (token) =>
+      Redacted.value(token).length > 0
+        ? Effect.succeed({ userId: "u1", role: "admin", scopes: ["packages:curate"], kind: "api-token", viaCookie: false })
+        : Effect.fail(new Unauthorized({ message: "A credential is required" })),
+    cookie: () => Effect.fail(new Unauthorized({ message: "A credential is required" }))
+  })
+)
+
+describe.each(dialects)("request bodies on %s", (dialect) => {
+  let server: RunningMarketplace
+  beforeAll(async () => {
+    server = await startMarketplace(dialect, {}, {
+      services: (live) => Layer.merge(live, AcceptingAuthentication)
+    })
+  })
+  afterAll(() => server.close())
+
+  const post = (body: string) => server.request("/api/v1/curation/packages/x/status", postStatus(body))
+
+  it("answers malformed JSON with 400 bad_request", async () => {
+    expectEnvelope(await post("{bad"), 400, "bad_request")
+  })
+
+  it("answers a body over 1 MiB with 400 bad_request", async () => {
     const body = JSON.stringify({ status: "listed", reason: "x".repeat(1024 * 1024 + 16) })
-    const response = await server.request("/api/v1/curation/packages/x/status", postStatus(body))
-    expect(response.status).toBeGreaterThanOrEqual(400)
-    expect(response.status).toBeLessThan(500)
-    expectEnvelope(response, response.status, response.body.error.code)
+    const response = await postRaw(`${server.baseUrl}/api/v1/curation/packages/x/status`, body)
+    expect(response.status).toBe(400)
+    expect(response.body.error.code).toBe("bad_request")
+    expect(response.body.error.requestId).toBe(response.requestId)
+  })
+
+  it("answers a body that does not fit the schema with 400 validation_failed naming the field", async () => {
+    const response = await post(JSON.stringify({ status: "approved" }))
+    expectEnvelope(response, 400, "validation_failed")
+    expect(response.body.error.details.issues.map((issue: { path: string }) => issue.path)).toContain("status")
+  })
+
+  it("answers a reason over 500 characters with 400 validation_failed naming reason", async () => {
+    const response = await post(JSON.stringify({ status: "listed", reason: "x".repeat(501) }))
+    expectEnvelope(response, 400, "validation_failed")
+    expect(response.body.error.details.issues.map((issue: { path: string }) => issue.path)).toEqual(["reason"])
   })
 })
 
@@ -130,7 +193,7 @@ const DyingPackageStore = Layer.succeed(
 
 /** The real API on a real database, except that every PackageStore call dies. */
 const startDyingServer = (dialect: "sqlite" | "postgres") =>
-  startMarketplace(dialect, {}, { stores: (live) => Layer.merge(live, DyingPackageStore) })
+  startMarketplace(dialect, {}, { services: (live) => Layer.merge(live, DyingPackageStore) })
 
 describe.each(dialects)("defects on %s", (dialect) => {
   let server: Awaited<ReturnType<typeof startDyingServer>>
