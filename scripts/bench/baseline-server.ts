@@ -270,7 +270,10 @@ const route = async (pool: pg.Pool, request: IncomingMessage): Promise<unknown> 
   const query = new URLSearchParams(mark === -1 ? "" : url.slice(mark + 1))
   if (request.method === "GET" && path.startsWith(prefix)) {
     const rest = path.slice(prefix.length)
-    if (rest === "/health") return { status: "ok" }
+    if (rest === "/health") {
+      await pool.query("SELECT 1 AS ok")
+      return { status: "ok" }
+    }
     if (rest === "/search") {
       const params = listRequest(query)
       return { query: params.q ?? "", ...(await listPage(pool, params, "search")) }

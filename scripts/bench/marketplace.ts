@@ -61,6 +61,8 @@ const settings = {
   databaseName: "clark_bench"
 }
 
+const requestTimeoutSeconds = 120
+
 const warmupSeconds = Math.min(5, Math.max(1, Math.round(settings.seconds / 2)))
 
 // ---------------------------------------------------------------------------
@@ -516,14 +518,17 @@ interface LoadOptions {
  * histogram, which keeps whole milliseconds only; at a fixed rate no coordinated-omission
  * correction is applied (autocannon's uses an interval in the wrong unit and backfills 1 ms samples).
  */
-const load = (server: Server, paths: ReadonlyArray<string>, options: LoadOptions) =>
-  new Promise<Measurement>((resolve, reject) => {
+const load = async (server: Server, paths: ReadonlyArray<string>, options: LoadOptions) => {
+  await settle(server)
+  return new Promise<Measurement>((resolve, reject) => {
     const latencies: Array<number> = []
     const instance = autocannon(
       {
         url: server.baseUrl,
         connections: settings.connections,
         duration: options.duration,
+        // A slow answer is measured, not dropped: heavy searches queue behind 50 connections.
+        timeout: requestTimeoutSeconds,
         requests: paths.map((requestPath) => ({ method: "GET" as const, path: requestPath })),
         ...(options.rate === undefined ? {} : { overallRate: options.rate, ignoreCoordinatedOmission: true })
       },
@@ -552,6 +557,26 @@ const load = (server: Server, paths: ReadonlyArray<string>, options: LoadOptions
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime)
     })
   })
+}
+
+/**
+ * Waits until the server has drained what the last run left in flight (autocannon stops on
+ * time, not on its last answer): health, a `SELECT 1` through the pool, answers quickly twice.
+ */
+const settle = async (server: Server) => {
+  const started = Date.now()
+  let quick = 0
+  while (quick < 2) {
+    if (Date.now() - started > 120_000) throw childFailure(server.child, "was still busy 120 s after a run")
+    const asked = Date.now()
+    const response = await fetch(`${server.baseUrl}/api/v1/health`)
+    await response.arrayBuffer()
+    quick = response.status === 200 && Date.now() - asked < 50 ? quick + 1 : 0
+    if (quick < 2) await sleep(100)
+  }
+  const waited = Date.now() - started
+  if (waited > 1000) log(`  (${server.label} drained its backlog in ${seconds(waited)})`)
+}
 
 const describe = (m: Measurement) => `${int(m.requestsPerSecond)} req/s, p50 ${ms2(m.p50)} ms, p99 ${ms2(m.p99)} ms`
 
@@ -691,7 +716,7 @@ Written by \`npm run bench:marketplace\` (scripts/bench/marketplace.ts) on ${r.d
 - Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}; Node ${process.version}; PostgreSQL ${r.postgresVersion}. The load generator, the servers and PostgreSQL share these cores.
 - System load (1-minute average): ${r.load.before.toFixed(1)} when the measurements started, ${r.load.after.toFixed(1)} when they ended, on ${cpus.length} cores; the benchmark's own processes account for about 3 of it at full speed.${busyWarning(r)}
 - Data: ${int(settings.packages)} synthetic packages (\`seedSynthetic\`, seed 1), ${int(r.publicPackages)} of them public. Seeding took ${seconds(r.seeding.postgres)} on PostgreSQL (then ${seconds(r.seeding.analyze)} of \`VACUUM (ANALYZE)\`, the state autovacuum reaches by itself after a bulk load) and ${seconds(r.seeding.sqlite)} on SQLite (a file under the temporary directory, no ANALYZE: the product never runs one).
-- Load: autocannon in the driver process, ${settings.connections} connections at full speed for ${settings.seconds} s per scenario, each connection rotating through the scenario's requests; a ${warmupSeconds} s warm-up over every scenario before each server's runs. Latencies are per response with sub-millisecond precision. Every run had 0 non-2xx responses (the benchmark fails otherwise).
+- Load: autocannon in the driver process, ${settings.connections} connections at full speed for ${settings.seconds} s per scenario, each connection rotating through the scenario's requests; a ${warmupSeconds} s warm-up over every scenario before each server's runs. Latencies are per response with sub-millisecond precision. Every run had 0 non-2xx responses and no errors or timeouts (the benchmark fails otherwise; the request timeout is ${requestTimeoutSeconds} s). Before each run the driver waits until the server has drained the previous run's backlog.
 - Servers: the compiled product (\`node bin/clark.js marketplace serve\`, \`LOG_LEVEL=${warningLogLevel}\`, pool of ${poolSize}); the baseline is scripts/bench/baseline-server.ts, plain \`node:http\` + \`pg\` with a pool of ${poolSize}, checked before the runs to send the very SQL text the product sends and to answer equal bodies.
 
 ### Workload

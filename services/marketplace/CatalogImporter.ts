@@ -26,4 +26,6 @@ export class CatalogImporter extends Context.Tag("clark/marketplace/CatalogImpor
     pathPrefix?: string
   ) => Effect.Effect<{ readonly packages: number; readonly versions: number }, ImportRejected>
   readonly isEmpty: Effect.Effect<boolean>
+  /** Updates the planner's statistics after a bulk load, so the first queries do not run on empty ones. */
+  readonly refreshStatistics: Effect.Effect<void>
 }>() {}

@@ -9,6 +9,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Config, ConfigError, Effect, Either, Layer, Redacted, String } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import pg from "pg"
 import { migrate } from "./Migrations.js"
 
 export type DatabaseUrl =
@@ -56,8 +57,29 @@ const sqliteClient = (filename: string) =>
     )
   )
 
+/**
+ * The pool is built here, not by PgClient.layer, to set session options: JIT
+ * compilation costs ~100 ms on queries over its cost threshold (category
+ * counts) and never pays off for short catalogue reads.
+ */
 const pgClient = (url: Redacted.Redacted<string>) =>
-  PgClient.layer({ url, maxConnections: 16, applicationName: "clark-marketplace", ...names })
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.sync(() => {
+        const pool = new pg.Pool({
+          connectionString: Redacted.value(url),
+          max: 16,
+          application_name: "clark-marketplace",
+          options: "-c jit=off"
+        })
+        // An idle connection that dies is dropped by the pool; unhandled, the event would end the process.
+        pool.on("error", () => {})
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end())
+    ),
+    ...names
+  })
 
 /** A connected client, without running migrations. */
 export const client = (url: DatabaseUrl): Layer.Layer<SqlClient.SqlClient> =>

@@ -37,3 +37,19 @@ export const toSummary = (row: Row): PackageSummary => ({
 /** A boolean as the dialect binds it: better-sqlite3 binds no booleans. */
 export const flag = (dialect: "pg" | "sqlite", value: boolean): boolean | number =>
   dialect === "pg" ? value : value ? 1 : 0
+
+const statusLiterals: Record<CurationStatus, string> = {
+  unreviewed: "'unreviewed'",
+  listed: "'listed'",
+  featured: "'featured'",
+  hidden: "'hidden'",
+  rejected: "'rejected'"
+}
+
+/**
+ * `curation_status IN (...)` with the statuses written as literals, not
+ * parameters: planners match partial indexes only against constants. Each
+ * literal comes from this closed table, never from input.
+ */
+export const statusIn = (column: string, statuses: ReadonlyArray<CurationStatus>): string =>
+  statuses.length === 0 ? "1 = 0" : `${column} IN (${statuses.map((status) => statusLiterals[status]).join(", ")})`

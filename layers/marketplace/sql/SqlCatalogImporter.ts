@@ -102,7 +102,7 @@ export const make = Effect.gen(function*() {
             keywords_text = excluded.keywords_text, publisher_id = excluded.publisher_id,
             category_slug = excluded.category_slug, curation_status = excluded.curation_status,
             homepage = excluded.homepage, repository_url = excluded.repository_url, license = excluded.license,
-            latest_version_id = NULL, latest_version = excluded.latest_version,
+            latest_version = excluded.latest_version,
             latest_published_at = excluded.latest_published_at, indexed_at = excluded.indexed_at,
             updated_at = excluded.updated_at
           RETURNING id, name`
@@ -111,6 +111,8 @@ export const make = Effect.gen(function*() {
       const packageIds = [...ids.values()]
       for (const chunk of Arr.chunksOf(packageIds, batch)) {
         yield* sql`DELETE FROM package_versions WHERE ${sql.in("package_id", chunk)}`
+        yield* sql`DELETE FROM package_facets WHERE ${sql.in("package_id", chunk)}`
+        yield* sql`DELETE FROM package_platforms WHERE ${sql.in("package_id", chunk)}`
       }
 
       const versionRows = packages.flatMap((pkg) =>
@@ -130,30 +132,22 @@ export const make = Effect.gen(function*() {
           securityChecks: JSON.stringify(v.securityChecks)
         }))
       )
-      const sourceOf = new Map(
-        packages.flatMap((pkg) => pkg.versions.map((v) => [`${ids.get(pkg.name)}@${v.version}`, v] as const))
+      for (const chunk of Arr.chunksOf(versionRows, batch)) yield* sql`INSERT INTO package_versions ${sql.insert(chunk)}`
+
+      // Filters look at the latest version only, so only its facets and platforms are kept for them.
+      const latest = packages.flatMap((pkg) => {
+        const version = latestOf(pkg)
+        return version === undefined ? [] : [{ packageId: ids.get(pkg.name)!, version }]
+      })
+      const facetRows = latest.flatMap(({ packageId, version }) =>
+        version.facets.map((facet) => ({ packageId, kind: facet.kind, isolation: facet.isolation }))
       )
-      const facetRows: Array<{ versionId: number; kind: string; isolation: string }> = []
-      const platformRows: Array<{ versionId: number; platform: string }> = []
-      for (const chunk of Arr.chunksOf(versionRows, batch)) {
-        const inserted = yield* sql<Row>`INSERT INTO package_versions ${sql.insert(chunk)}
-          RETURNING id, package_id, version`
-        for (const row of inserted) {
-          const source = sourceOf.get(`${int(row.packageId)}@${text(row.version)}`)!
-          const versionId = int(row.id)
-          for (const facet of source.facets) facetRows.push({ versionId, kind: facet.kind, isolation: facet.isolation })
-          for (const platform of Arr.dedupe(source.platforms)) platformRows.push({ versionId, platform })
-        }
-      }
-      for (const chunk of Arr.chunksOf(facetRows, batch)) yield* sql`INSERT INTO version_facets ${sql.insert(chunk)}`
+      const platformRows = latest.flatMap(({ packageId, version }) =>
+        Arr.dedupe(version.platforms).map((platform) => ({ packageId, platform }))
+      )
+      for (const chunk of Arr.chunksOf(facetRows, batch)) yield* sql`INSERT INTO package_facets ${sql.insert(chunk)}`
       for (const chunk of Arr.chunksOf(platformRows, batch)) {
-        yield* sql`INSERT INTO version_platforms ${sql.insert(chunk)}`
-      }
-      for (const chunk of Arr.chunksOf(packageIds, batch)) {
-        yield* sql`UPDATE packages SET latest_version_id = (
-            SELECT v.id FROM package_versions v
-            WHERE v.package_id = packages.id AND v.version = packages.latest_version)
-          WHERE ${sql.in("id", chunk)}`
+        yield* sql`INSERT INTO package_platforms ${sql.insert(chunk)}`
       }
       return { packages: packages.length, versions: versionRows.length }
     })
@@ -280,7 +274,13 @@ export const make = Effect.gen(function*() {
     Effect.orDie
   )
 
-  return CatalogImporter.of({ load, loadPackages, isEmpty })
+  // VACUUM also marks pages all-visible, so counts can be answered from indexes alone.
+  const refreshStatistics = sql.onDialectOrElse({
+    pg: () => sql`VACUUM (ANALYZE) packages, package_versions, package_facets, package_platforms, collection_items`,
+    orElse: () => sql`ANALYZE`
+  }).pipe(Effect.asVoid, Effect.orDie)
+
+  return CatalogImporter.of({ load, loadPackages, isEmpty, refreshStatistics })
 })
 
 export const layer = Layer.effect(CatalogImporter, make)

@@ -2,8 +2,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { Category, CollectionState } from "../../../schema/marketplace/Catalog.js"
+import type { CurationStatus } from "../../../schema/marketplace/Package.js"
 import { CatalogStore } from "../../../services/marketplace/CatalogStore.js"
-import { bool, flag, int, type Row, summaryColumns, text, textOrNull, toSummary } from "./Rows.js"
+import { bool, flag, int, type Row, statusIn, summaryColumns, text, textOrNull, toSummary } from "./Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -16,10 +17,10 @@ export const make = Effect.gen(function*() {
     packageCount: int(row.packageCount)
   })
 
-  const categoryRows = (counted: ReadonlyArray<string>, slug?: string) =>
+  const categoryRows = (counted: ReadonlyArray<CurationStatus>, slug?: string) =>
     sql<Row>`SELECT c.slug, c.name, c.description,
-        (SELECT COUNT(*) FROM packages p WHERE p.category_slug = c.slug AND ${sql.in("p.curation_status", counted)})
-          AS package_count
+        (SELECT COUNT(*) FROM packages p
+          WHERE p.category_slug = c.slug AND ${sql.literal(statusIn("p.curation_status", counted))}) AS package_count
       FROM categories c ${slug === undefined ? sql`` : sql`WHERE c.slug = ${slug}`}
       ORDER BY c.position, c.slug`
 
@@ -46,7 +47,7 @@ export const make = Effect.gen(function*() {
       const packages = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}
         FROM collection_items i JOIN packages p ON p.id = i.package_id
           LEFT JOIN publishers pub ON pub.id = p.publisher_id
-        WHERE i.collection_id = ${collection.id} AND ${sql.in("p.curation_status", statuses)}
+        WHERE i.collection_id = ${collection.id} AND ${sql.literal(statusIn("p.curation_status", statuses))}
         ORDER BY i.position, p.name`
       return Option.some({ ...summaryOf(collection), packages: packages.map(toSummary) })
     }).pipe(Effect.orDie)

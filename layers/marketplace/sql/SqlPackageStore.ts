@@ -3,7 +3,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { LatestVersion, PackageDetail, VersionItem } from "../../../schema/marketplace/Package.js"
 import { type Keyset, type PackageQuery, PackageStore } from "../../../services/marketplace/PackageStore.js"
-import { bool, int, json, type Row, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
+import { bool, int, json, type Row, statusIn, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -28,17 +28,18 @@ export const make = Effect.gen(function*() {
     }
   }
 
-  const onLatest = (table: string, column: string, value: string) =>
-    sql`EXISTS (SELECT 1 FROM ${sql(table)} x WHERE x.version_id = p.latest_version_id AND ${sql(column)} = ${value})`
+  /** The latest version's facets and platforms are kept per package. */
+  const onLatest = (table: "package_facets" | "package_platforms", column: string, value: string) =>
+    sql`EXISTS (SELECT 1 FROM ${sql(table)} x WHERE x.package_id = p.id AND ${sql(column)} = ${value})`
 
   const find = (query: PackageQuery) =>
     Effect.gen(function*() {
-      const conditions: Array<Statement.Fragment> = [sql.in("p.curation_status", query.statuses)]
+      const conditions: Array<Statement.Fragment> = [sql.literal(statusIn("p.curation_status", query.statuses))]
       if (query.category !== undefined) conditions.push(sql`p.category_slug = ${query.category}`)
       if (query.publisher !== undefined) conditions.push(sql`pub.slug = ${query.publisher}`)
-      if (query.kind !== undefined) conditions.push(onLatest("version_facets", "x.kind", query.kind))
-      if (query.isolation !== undefined) conditions.push(onLatest("version_facets", "x.isolation", query.isolation))
-      if (query.platform !== undefined) conditions.push(onLatest("version_platforms", "x.platform", query.platform))
+      if (query.kind !== undefined) conditions.push(onLatest("package_facets", "x.kind", query.kind))
+      if (query.isolation !== undefined) conditions.push(onLatest("package_facets", "x.isolation", query.isolation))
+      if (query.platform !== undefined) conditions.push(onLatest("package_platforms", "x.platform", query.platform))
 
       const search = query.terms.length > 0 ? textSearch(query.terms) : undefined
       if (search) conditions.push(search.where)
@@ -89,7 +90,7 @@ export const make = Effect.gen(function*() {
     }).pipe(Effect.orDie, Effect.withSpan("PackageStore.find"))
 
   const visible = (name: string, statuses: PackageQuery["statuses"]) =>
-    sql`p.name = ${name} AND ${sql.in("p.curation_status", statuses)}`
+    sql`p.name = ${name} AND ${sql.literal(statusIn("p.curation_status", statuses))}`
 
   const versionItem = (row: Row): VersionItem => ({
     version: text(row.version),
@@ -106,7 +107,8 @@ export const make = Effect.gen(function*() {
           v.version, v.published_at, v.indexed_at AS version_indexed_at, v.registry_integrity,
           v.tarball_sha512_verified, v.has_provenance, v.readme_html, v.platforms, v.facets, v.permissions,
           v.previews, v.security_checks
-        FROM ${sql.literal(summaryFrom)} LEFT JOIN package_versions v ON v.id = p.latest_version_id
+        FROM ${sql.literal(summaryFrom)}
+          LEFT JOIN package_versions v ON v.package_id = p.id AND v.version = p.latest_version
         WHERE ${visible(name, statuses)}`
       if (row === undefined) return Option.none()
       const versions = yield* sql<Row>`SELECT version, published_at FROM package_versions
@@ -143,7 +145,7 @@ export const make = Effect.gen(function*() {
 
   const release: PackageStore["Type"]["release"] = (name, version, statuses) =>
     Effect.gen(function*() {
-      const which = version === undefined ? sql`v.id = p.latest_version_id` : sql`v.version = ${version}`
+      const which = version === undefined ? sql`v.version = p.latest_version` : sql`v.version = ${version}`
       const [row] = yield* sql<Row>`SELECT p.name, v.version, v.registry_integrity
         FROM packages p JOIN package_versions v ON v.package_id = p.id
         WHERE ${visible(name, statuses)} AND ${which}`

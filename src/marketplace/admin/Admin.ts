@@ -22,7 +22,10 @@ export const decodeDocument = (input: unknown): Either.Either<ImportDocument, Im
 export const importDocument = (input: unknown) =>
   Effect.gen(function*() {
     const document = yield* Either.match(decodeDocument(input), { onLeft: Effect.fail, onRight: Effect.succeed })
-    return yield* Effect.flatMap(CatalogImporter, (importer) => importer.load(document))
+    const importer = yield* CatalogImporter
+    const counts = yield* importer.load(document)
+    yield* importer.refreshStatistics
+    return counts
   })
 
 export const seedDemo: Effect.Effect<ImportCounts, ImportRejected, CatalogImporter> = Effect.gen(function*() {
@@ -55,5 +58,6 @@ export const seedSynthetic = (count: number, onProgress: (written: number) => Ef
       written += result.packages
       yield* onProgress(written)
     }
+    yield* importer.refreshStatistics
     return written
   })

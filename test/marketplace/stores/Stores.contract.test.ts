@@ -311,7 +311,7 @@ const snapshot = Effect.gen(function*() {
     pages: yield* Effect.forEach(pageSlugs, (slug) =>
       pages.published(slug).pipe(Effect.map(Option.map(({ revisionId: _, ...rest }) => rest)))),
     rows: yield* Effect.forEach(
-      ["categories", "publishers", "packages", "package_versions", "version_facets", "version_platforms", "collections", "collection_items", "pages", "page_revisions"],
+      ["categories", "publishers", "packages", "package_versions", "package_facets", "package_platforms", "collections", "collection_items", "pages", "page_revisions"],
       (table) =>
         sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${sql(table)}`.pipe(
           Effect.map(([row]) => [table, Number(row?.n)] as const)

@@ -45,17 +45,20 @@ export default Effect.gen(function*() {
     homepage TEXT,
     repository_url TEXT,
     license TEXT,
-    latest_version_id ${ref},
     latest_version TEXT,
     latest_published_at TEXT ${ordered} NOT NULL,
     indexed_at TEXT,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL
   )`
-  // Browsing walks these in keyset order; the status leads because only public rows are read.
-  yield* sql`CREATE INDEX packages_by_latest ON packages (curation_status, latest_published_at DESC, name)`
-  yield* sql`CREATE INDEX packages_by_name ON packages (curation_status, name)`
-  yield* sql`CREATE INDEX packages_by_category ON packages (category_slug, curation_status, latest_published_at DESC, name)`
+  // Browsing walks public rows in keyset order and stops at the page size; the statuses are
+  // literal in queries too, so both planners can prove these partial indexes apply.
+  const isPublic = sql.literal(`curation_status IN ('listed', 'featured')`)
+  yield* sql`CREATE INDEX packages_public_latest ON packages (latest_published_at DESC, name) WHERE ${isPublic}`
+  yield* sql`CREATE INDEX packages_public_name ON packages (name) WHERE ${isPublic}`
+  yield* sql`CREATE INDEX packages_public_category ON packages (category_slug, latest_published_at DESC, name)
+    WHERE ${isPublic}`
+  yield* sql`CREATE INDEX packages_by_category ON packages (category_slug, curation_status)`
   yield* sql`CREATE INDEX packages_by_publisher ON packages (publisher_id, curation_status)`
 
   yield* sql`CREATE TABLE package_versions (
@@ -77,19 +80,19 @@ export default Effect.gen(function*() {
   )`
   yield* sql`CREATE INDEX package_versions_newest ON package_versions (package_id, published_at DESC)`
 
-  // Facet and platform filters apply to the latest version; these rows exist for filtering only.
-  yield* sql`CREATE TABLE version_facets (
-    version_id ${ref} NOT NULL REFERENCES package_versions (id) ON DELETE CASCADE,
+  // Facet and platform filters apply to the latest version: its facets and platforms, kept per package.
+  yield* sql`CREATE TABLE package_facets (
+    package_id ${ref} NOT NULL REFERENCES packages (id) ON DELETE CASCADE,
     kind TEXT NOT NULL,
     isolation TEXT NOT NULL
   )`
-  yield* sql`CREATE INDEX version_facets_kind ON version_facets (version_id, kind)`
-  yield* sql`CREATE INDEX version_facets_isolation ON version_facets (version_id, isolation)`
-  yield* sql`CREATE TABLE version_platforms (
-    version_id ${ref} NOT NULL REFERENCES package_versions (id) ON DELETE CASCADE,
+  yield* sql`CREATE INDEX package_facets_kind ON package_facets (package_id, kind)`
+  yield* sql`CREATE INDEX package_facets_isolation ON package_facets (package_id, isolation)`
+  yield* sql`CREATE TABLE package_platforms (
+    package_id ${ref} NOT NULL REFERENCES packages (id) ON DELETE CASCADE,
     platform TEXT NOT NULL
   )`
-  yield* sql`CREATE INDEX version_platforms_platform ON version_platforms (version_id, platform)`
+  yield* sql`CREATE INDEX package_platforms_platform ON package_platforms (package_id, platform)`
 
   yield* sql`CREATE TABLE collections (
     id ${id},
