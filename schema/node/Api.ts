@@ -33,6 +33,15 @@ import {
 } from "./Errors.js"
 import { Authenticated, PersonOnly } from "./Security.js"
 import { Discovery, NodeHealth, NodeInfo } from "./System.js"
+import { ArtifactsGroup, WidgetArtifactsGroup } from "./Artifact.js"
+import { ComposerGroup } from "./Composer.js"
+import { DeletionGroup } from "./Deletion.js"
+import { InboxGroup, WorkGroup } from "./Inbox.js"
+import { MapsGroup } from "./Maps.js"
+import { PackagesGroup } from "./Package.js"
+import { PreferencesGroup } from "./Preferences.js"
+import { AppIntentsGroup, ThemesGroup } from "./Theme.js"
+import { WidgetsGroup } from "./Widget.js"
 
 export const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" })
 
@@ -139,6 +148,18 @@ export class NodeApi extends HttpApi.make("node")
   .add(ConversationsGroup)
   .add(QuestionsGroup)
   .add(HostControlGroup)
+  .add(ComposerGroup)
+  .add(DeletionGroup)
+  .add(WidgetsGroup)
+  .add(WidgetArtifactsGroup)
+  .add(ArtifactsGroup)
+  .add(InboxGroup)
+  .add(WorkGroup)
+  .add(PackagesGroup)
+  .add(ThemesGroup)
+  .add(AppIntentsGroup)
+  .add(MapsGroup)
+  .add(PreferencesGroup)
   .addError(NodeError400)
   .addError(NodeError401)
   .addError(NodeError403)

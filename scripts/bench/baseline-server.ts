@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { pathToFileURL } from "node:url"
 import pg from "pg"
 
-/** The product's pool size (`maxConnections` in layers/marketplace/sql/Database.ts). */
+/** The product's pool size (`max` of the pool built in layers/marketplace/sql/Database.ts). */
 export const poolSize = 16
 
 const publicStatuses = ["listed", "featured"] as const
@@ -45,10 +45,14 @@ class Placeholders {
     this.values.push(value)
     return `$${this.values.length}`
   }
-  list(values: ReadonlyArray<unknown>): string {
-    return values.map((value) => this.add(value)).join(",")
-  }
 }
+
+/**
+ * The status condition with the statuses as literals, as the product writes it (planners match
+ * partial indexes only against constants); the values come from a closed set, never from input.
+ */
+const statusIn = (statuses: ReadonlyArray<"listed" | "featured">): string =>
+  `p.curation_status IN (${statuses.map((status) => `'${status}'`).join(", ")})`
 
 /** `sql.and`: one clause stands alone, several are parenthesised. */
 const and = (clauses: ReadonlyArray<string>): string => clauses.length === 1 ? clauses[0]! : `(${clauses.join(" AND ")})`
@@ -82,18 +86,19 @@ export const findSql = (request: ListRequest): SqlQuery => {
   const p = new Placeholders()
   const tsquery = terms.map((term) => `${term}:*`).join(" & ")
   const statuses = request.curation === undefined ? publicStatuses : [request.curation]
+  // The latest version's facets and platforms are kept per package.
   const onLatest = (table: string, column: string, value: string) =>
-    `EXISTS (SELECT 1 FROM "${table}" x WHERE x.version_id = p.latest_version_id AND "x"."${column}" = ${p.add(value)})`
+    `EXISTS (SELECT 1 FROM "${table}" x WHERE x.package_id = p.id AND "x"."${column}" = ${p.add(value)})`
 
   const relevance = ordering === "relevance" && terms.length > 0
   // The score comes before the conditions in the text, so it takes the first placeholder.
   const score = relevance ? `ts_rank(p.search_vector, to_tsquery('simple', ${p.add(tsquery)}))::float8` : ""
-  const conditions = [`"p"."curation_status" IN (${p.list(statuses)})`]
+  const conditions = [statusIn(statuses)]
   if (request.category !== undefined) conditions.push(`p.category_slug = ${p.add(request.category)}`)
   if (request.publisher !== undefined) conditions.push(`pub.slug = ${p.add(request.publisher)}`)
-  if (request.kind !== undefined) conditions.push(onLatest("version_facets", "kind", request.kind))
-  if (request.isolation !== undefined) conditions.push(onLatest("version_facets", "isolation", request.isolation))
-  if (request.platform !== undefined) conditions.push(onLatest("version_platforms", "platform", request.platform))
+  if (request.kind !== undefined) conditions.push(onLatest("package_facets", "kind", request.kind))
+  if (request.isolation !== undefined) conditions.push(onLatest("package_facets", "isolation", request.isolation))
+  if (request.platform !== undefined) conditions.push(onLatest("package_platforms", "platform", request.platform))
   if (terms.length > 0) conditions.push(`p.search_vector @@ to_tsquery('simple', ${p.add(tsquery)})`)
   const where = and(conditions)
   // PostgreSQL needs no join for full text (SQLite joins its FTS table here); the text keeps the gap.
@@ -118,8 +123,9 @@ export const detailSql = (name: string): SqlQuery => {
           v.version, v.published_at, v.indexed_at AS version_indexed_at, v.registry_integrity,
           v.tarball_sha512_verified, v.has_provenance, v.readme_html, v.platforms, v.facets, v.permissions,
           v.previews, v.security_checks
-        FROM ${summaryFrom} LEFT JOIN package_versions v ON v.id = p.latest_version_id
-        WHERE p.name = ${p.add(name)} AND "p"."curation_status" IN (${p.list(publicStatuses)})`
+        FROM ${summaryFrom}
+          LEFT JOIN package_versions v ON v.package_id = p.id AND v.version = p.latest_version
+        WHERE p.name = ${p.add(name)} AND ${statusIn(publicStatuses)}`
   return { text, values: p.values }
 }
 
@@ -290,7 +296,13 @@ const route = async (pool: pg.Pool, request: IncomingMessage): Promise<unknown> 
 }
 
 export const startBaseline = (databaseUrl: string, port: number, host = "127.0.0.1") => {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, application_name: "clark-bench-baseline" })
+  // The product's pool options: the same size, JIT off for the session.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    application_name: "clark-bench-baseline",
+    options: "-c jit=off"
+  })
   pool.on("error", () => {})
   const server = createServer((request, response) => {
     const requestId = randomUUID()

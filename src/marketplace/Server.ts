@@ -1,5 +1,5 @@
 /** The marketplace server: the API, its handlers and stores, on a Node HTTP server. */
-import { type HttpApi, HttpApiBuilder, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
+import { type HttpApi, HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
 import { Config, Layer } from "effect"
@@ -19,6 +19,7 @@ import { CatalogLive } from "./handlers/Catalog.js"
 import { PackagesLive, SearchLive } from "./handlers/Packages.js"
 import { PagesLive } from "./handlers/Pages.js"
 import { SystemLive } from "./handlers/System.js"
+import { serveApi } from "../http/ServeApi.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
 import * as Settings from "./Settings.js"
 
@@ -45,18 +46,7 @@ export const ApiLive: Layer.Layer<HttpApi.Api, never, SqlClient.SqlClient> = Han
   Layer.provide(ServicesLive)
 )
 
-/**
- * Serves an API on the provided HTTP server. Per-request tracing is off: nothing
- * exports spans and it costs 10-25 % of throughput. Path parameters may be
- * long: a 214-character scoped name is up to 642 characters URL-encoded.
- */
-export const serveApi = <E, R>(api: Layer.Layer<HttpApi.Api, E, R>) =>
-  HttpApiBuilder.serve().pipe(
-    HttpServer.withLogAddress,
-    Layer.provide(api),
-    HttpMiddleware.withTracerDisabledWhen(() => true),
-    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 1024 }))
-  )
+export { serveApi } from "../http/ServeApi.js"
 
 export interface ListenOptions {
   readonly host: string

@@ -1,0 +1,93 @@
+/**
+ * A scripted model for tests and the demo: deterministic deltas, reasoning,
+ * tool calls (questions, host-control), delays and errors, chosen by matching
+ * the newest user text against the script's rules.
+ *
+ * Script file (JSON):
+ *   { "rules": [{ "match": "regex", "steps": [Step], "after": [Step] }], "default": [Step] }
+ * Step: {"delta": text} | {"reasoning": text} | {"delay": ms} | {"echo": true}
+ *     | {"tool": {"name", "input"}} | {"question": input of ask_user_question}
+ *     | {"hostControl": input of host_control} | {"error": message}
+ * `steps` answer a user message; `after` answers the result of a tool call.
+ */
+import { Effect, Layer, Schema, Stream } from "effect"
+import * as fs from "node:fs"
+import { type ModelEvent, ModelFailure, type ModelMessage, ModelProvider } from "../../../services/node/ModelProvider.js"
+
+const Step = Schema.Union(
+  Schema.Struct({ delta: Schema.String }),
+  Schema.Struct({ reasoning: Schema.String }),
+  Schema.Struct({ delay: Schema.Number.pipe(Schema.nonNegative()) }),
+  Schema.Struct({ echo: Schema.Literal(true) }),
+  Schema.Struct({ tool: Schema.Struct({ name: Schema.String, input: Schema.Unknown }) }),
+  Schema.Struct({ question: Schema.Unknown }),
+  Schema.Struct({ hostControl: Schema.Unknown }),
+  Schema.Struct({ error: Schema.String })
+)
+type Step = typeof Step.Type
+
+const Rule = Schema.Struct({
+  match: Schema.String,
+  steps: Schema.Array(Step),
+  after: Schema.optionalWith(Schema.Array(Step), { default: () => [] })
+})
+
+export const Script = Schema.Struct({
+  rules: Schema.optionalWith(Schema.Array(Rule), { default: () => [] }),
+  default: Schema.optionalWith(Schema.Array(Step), { default: () => [{ delta: "You said: " }, { echo: true as const }] })
+})
+export type Script = typeof Script.Type
+export type ScriptInput = typeof Script.Encoded
+
+const lastUserText = (messages: ReadonlyArray<ModelMessage>) => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role === "user") return message.text
+  }
+  return ""
+}
+
+const stepsFor = (script: Script, messages: ReadonlyArray<ModelMessage>): ReadonlyArray<Step> => {
+  const text = lastUserText(messages)
+  const rule = script.rules.find((rule) => new RegExp(rule.match, "i").test(text))
+  const answeringTool = messages[messages.length - 1]?.role === "tool"
+  if (answeringTool) return rule?.after ?? []
+  return rule?.steps ?? script.default
+}
+
+export const fromScript = (script: Script): Layer.Layer<ModelProvider> =>
+  Layer.succeed(
+    ModelProvider,
+    ModelProvider.of({
+      info: { provider: "scripted", name: "script" },
+      stream: (request) => {
+        let calls = 0
+        const text = lastUserText(request.messages)
+        return Stream.fromIterable(stepsFor(script, request.messages)).pipe(
+          Stream.mapEffect((step): Effect.Effect<ReadonlyArray<ModelEvent>, ModelFailure> => {
+            if ("delta" in step) return Effect.succeed([{ _tag: "TextDelta", text: step.delta }])
+            if ("reasoning" in step) return Effect.succeed([{ _tag: "ReasoningDelta", text: step.reasoning }])
+            if ("echo" in step) return Effect.succeed([{ _tag: "TextDelta", text }])
+            if ("delay" in step) return Effect.as(Effect.sleep(step.delay), [])
+            if ("error" in step) return Effect.fail(new ModelFailure({ code: "script-error", message: step.error }))
+            const id = `call_${++calls}`
+            if ("tool" in step) return Effect.succeed([{ _tag: "ToolCall", id, name: step.tool.name, input: step.tool.input }])
+            if ("question" in step) {
+              return Effect.succeed([{ _tag: "ToolCall", id, name: "ask_user_question", input: step.question }])
+            }
+            return Effect.succeed([{ _tag: "ToolCall", id, name: "host_control", input: step.hostControl }])
+          }),
+          Stream.flattenIterables
+        )
+      }
+    })
+  )
+
+/** The scripted model of `--model scripted:FILE`. */
+export const layer = (file: string): Layer.Layer<ModelProvider> =>
+  Layer.unwrapEffect(
+    Effect.try({
+      try: () => Schema.decodeUnknownSync(Script)(JSON.parse(fs.readFileSync(file, "utf8")), { onExcessProperty: "error" }),
+      catch: (error) => new Error(`Cannot use the script ${file}: ${String(error)}`)
+    }).pipe(Effect.map(fromScript), Effect.orDie)
+  )

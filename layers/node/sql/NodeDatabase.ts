@@ -1,0 +1,32 @@
+/** The node's SQLite database under the data dir: WAL, foreign keys, migrations. */
+import { Migrator, SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Effect, Layer, String } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import conversations from "./migrations/0001_conversations.js"
+
+const loader = Migrator.fromRecord({ "0001_conversations": conversations })
+
+export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // NORMAL is durable in WAL mode except for the last commits before a power loss.
+      yield* sql`PRAGMA synchronous = NORMAL`
+      yield* sql`PRAGMA foreign_keys = ON`
+      yield* Migrator.make({})({ loader, table: "clark_migrations" })
+    }).pipe(Effect.orDie)
+  ).pipe(
+    Layer.provideMerge(
+      Layer.unwrapEffect(Effect.sync(() => {
+        fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+        return SqliteClient.layer({
+          filename: path.join(dataDir, "node.db"),
+          transformResultNames: String.snakeToCamel,
+          transformQueryNames: String.camelToSnake
+        })
+      }))
+    ),
+    Layer.orDie
+  )

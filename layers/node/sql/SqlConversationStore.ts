@@ -1,0 +1,335 @@
+/** ConversationStore on the node's SQLite database. */
+import { SqlClient } from "@effect/sql"
+import { Clock, DateTime, Effect, Layer, Option } from "effect"
+import type { Block, MessageStatus, TimelineEntry } from "../../../schema/node/Conversation.js"
+import type { Channel, Surface } from "../../../schema/node/Security.js"
+import { makeId } from "../../../services/common/Ids.js"
+import {
+  ConversationStore,
+  type HostControl,
+  type Question,
+  type QuestionPrompt,
+  type QuestionStatus
+} from "../../../services/node/ConversationStore.js"
+
+type Row = Record<string, unknown>
+
+const str = (value: unknown): string => String(value)
+const strOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
+const num = (value: unknown): number => Number(value)
+
+const toEntry = (row: Row): TimelineEntry => ({
+  seq: num(row.seq),
+  messageId: str(row.id),
+  role: str(row.role) as "user" | "assistant",
+  origin: strOrNull(row.origin) as Surface | null,
+  channel: strOrNull(row.channel) as Channel | null,
+  status: str(row.status) as MessageStatus,
+  note: strOrNull(row.note),
+  ...(row.hostWritten === null || row.hostWritten === undefined
+    ? {}
+    : { hostWritten: JSON.parse(str(row.hostWritten)) as { kind: string; version: number } }),
+  taskId: strOrNull(row.taskId),
+  blocks: JSON.parse(str(row.blocks)) as Array<Block>,
+  createdAt: str(row.createdAt),
+  updatedAt: str(row.updatedAt)
+})
+
+const toQuestion = (row: Row): Question => ({
+  id: str(row.id),
+  conversationId: str(row.conversationId),
+  messageId: str(row.messageId),
+  taskId: str(row.taskId),
+  prompt: JSON.parse(str(row.prompt)) as QuestionPrompt,
+  status: str(row.status) as QuestionStatus,
+  expiresAt: str(row.expiresAt),
+  askedAgainAs: strOrNull(row.askedAgainAs)
+})
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const now = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
+
+  /** Takes the next revision of a conversation (and the next seq when inserting). */
+  const bump = (conversationId: string, withSeq: boolean) =>
+    sql<Row>`UPDATE conversations SET rev = rev + 1, next_seq = next_seq + ${withSeq ? 1 : 0}
+      WHERE id = ${conversationId} RETURNING rev, next_seq`.pipe(
+      Effect.map(([row]) => ({ rev: num(row!.rev), seq: num(row!.nextSeq) }))
+    )
+
+  const create: ConversationStore["Type"]["create"] = (homeNodeId, title) =>
+    Effect.gen(function*() {
+      const id = yield* makeId("conv")
+      const at = yield* now
+      yield* sql`INSERT INTO conversations ${
+        sql.insert({ id, homeNodeId, title, rev: 0, nextSeq: 0, createdAt: at, updatedAt: at })
+      }`
+      return { id, homeNodeId, title }
+    }).pipe(Effect.orDie)
+
+  const get: ConversationStore["Type"]["get"] = (id) =>
+    sql<Row>`SELECT id, home_node_id, title FROM conversations WHERE id = ${id}`.pipe(
+      Effect.map(([row]) =>
+        Option.map(Option.fromNullable(row), (row) => ({
+          id: str(row.id),
+          homeNodeId: str(row.homeNodeId),
+          title: strOrNull(row.title)
+        }))
+      ),
+      Effect.orDie
+    )
+
+  const list: ConversationStore["Type"]["list"] = sql<Row>`SELECT id, home_node_id, title, created_at, updated_at
+    FROM conversations ORDER BY updated_at DESC, id`.pipe(
+    Effect.map((rows) =>
+      rows.map((row) => ({
+        conversationId: str(row.id),
+        homeNodeId: str(row.homeNodeId),
+        title: strOrNull(row.title),
+        createdAt: str(row.createdAt),
+        updatedAt: str(row.updatedAt)
+      }))
+    ),
+    Effect.orDie
+  )
+
+  const insertMessage: ConversationStore["Type"]["insertMessage"] = (message) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const id = yield* makeId("msg")
+      const at = yield* now
+      const { rev, seq } = yield* bump(message.conversationId, true)
+      yield* sql`INSERT INTO messages ${
+        sql.insert({
+          id,
+          conversationId: message.conversationId,
+          seq,
+          rev,
+          role: message.role,
+          origin: message.origin,
+          channel: message.channel,
+          status: message.status,
+          note: message.note ?? null,
+          hostWritten: message.hostWritten === undefined ? null : JSON.stringify(message.hostWritten),
+          taskId: message.taskId,
+          blocks: JSON.stringify(message.blocks),
+          createdAt: at,
+          updatedAt: at
+        })
+      }`
+      yield* sql`UPDATE conversations SET updated_at = ${at} WHERE id = ${message.conversationId}`
+      const entry: TimelineEntry = {
+        seq,
+        messageId: id,
+        role: message.role,
+        origin: message.origin,
+        channel: message.channel,
+        status: message.status,
+        note: message.note ?? null,
+        ...(message.hostWritten === undefined ? {} : { hostWritten: message.hostWritten }),
+        taskId: message.taskId,
+        blocks: message.blocks,
+        createdAt: at,
+        updatedAt: at
+      }
+      return entry
+    })).pipe(Effect.orDie)
+
+  const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const at = yield* now
+      const { rev } = yield* bump(conversationId, false)
+      const set: Record<string, unknown> = { rev, updatedAt: at }
+      if (patch.status !== undefined) set.status = patch.status
+      if (patch.note !== undefined) set.note = patch.note
+      if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
+      if (patch.taskId !== undefined) set.taskId = patch.taskId
+      yield* sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
+    })).pipe(Effect.orDie)
+
+  const message: ConversationStore["Type"]["message"] = (messageId) =>
+    sql<Row>`SELECT * FROM messages WHERE id = ${messageId}`.pipe(
+      Effect.map(([row]) => Option.map(Option.fromNullable(row), toEntry)),
+      Effect.orDie
+    )
+
+  const timeline: ConversationStore["Type"]["timeline"] = (conversationId, after) =>
+    Effect.gen(function*() {
+      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
+      const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId} AND rev > ${after}
+        ORDER BY seq`
+      return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
+    }).pipe(Effect.orDie)
+
+  const appendEvent: ConversationStore["Type"]["appendEvent"] = (taskId, event) =>
+    sql`INSERT INTO turn_events ${
+      sql.insert({ taskId, seq: event.seq, event: event.event, data: JSON.stringify(event.data) })
+    }`.pipe(Effect.asVoid, Effect.orDie)
+
+  const events: ConversationStore["Type"]["events"] = (taskId, afterSeq) =>
+    sql<Row>`SELECT seq, event, data FROM turn_events WHERE task_id = ${taskId} AND seq > ${afterSeq} ORDER BY seq`.pipe(
+      Effect.map((rows) => rows.map((row) => ({ seq: num(row.seq), event: str(row.event), data: JSON.parse(str(row.data)) }))),
+      Effect.orDie
+    )
+
+  const clientRequest: ConversationStore["Type"]["clientRequest"] = (conversationId, clientRequestId) =>
+    sql<Row>`SELECT message_id, task_id FROM client_requests
+      WHERE conversation_id = ${conversationId} AND client_request_id = ${clientRequestId}`.pipe(
+      Effect.map(([row]) =>
+        Option.map(Option.fromNullable(row), (row) => ({ messageId: str(row.messageId), taskId: strOrNull(row.taskId) }))
+      ),
+      Effect.orDie
+    )
+
+  const saveClientRequest: ConversationStore["Type"]["saveClientRequest"] = (
+    conversationId,
+    clientRequestId,
+    messageId,
+    taskId
+  ) =>
+    sql`INSERT INTO client_requests ${sql.insert({ conversationId, clientRequestId, messageId, taskId })}
+      ON CONFLICT (conversation_id, client_request_id) DO UPDATE SET task_id = excluded.task_id`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+  const insertQuestion: ConversationStore["Type"]["insertQuestion"] = (question) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      yield* sql`INSERT INTO questions ${
+        sql.insert({
+          id: question.id,
+          conversationId: question.conversationId,
+          messageId: question.messageId,
+          taskId: question.taskId,
+          prompt: JSON.stringify(question.prompt),
+          status: question.status,
+          expiresAt: question.expiresAt,
+          askedAgainAs: question.askedAgainAs,
+          createdAt: at,
+          updatedAt: at
+        })
+      }`
+    }).pipe(Effect.orDie)
+
+  const question: ConversationStore["Type"]["question"] = (id) =>
+    sql<Row>`SELECT * FROM questions WHERE id = ${id}`.pipe(
+      Effect.map(([row]) => Option.map(Option.fromNullable(row), toQuestion)),
+      Effect.orDie
+    )
+
+  const updateQuestion: ConversationStore["Type"]["updateQuestion"] = (id, patch) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      yield* sql`UPDATE questions SET status = ${patch.status}, asked_again_as = COALESCE(${
+        patch.askedAgainAs ?? null
+      }, asked_again_as), updated_at = ${at} WHERE id = ${id}`
+    }).pipe(Effect.orDie)
+
+  const openQuestions: ConversationStore["Type"]["openQuestions"] = sql<Row>`SELECT * FROM questions
+    WHERE status = 'open' ORDER BY expires_at`.pipe(Effect.map((rows) => rows.map(toQuestion)), Effect.orDie)
+
+  const insertHostControl: ConversationStore["Type"]["insertHostControl"] = (control) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      yield* sql`INSERT INTO host_controls ${
+        sql.insert({
+          id: control.id,
+          conversationId: control.conversationId,
+          taskId: control.taskId,
+          action: JSON.stringify(control.action),
+          status: control.status,
+          say: null,
+          createdAt: at,
+          answeredAt: null
+        })
+      }`
+    }).pipe(Effect.orDie)
+
+  const hostControl: ConversationStore["Type"]["hostControl"] = (id) =>
+    sql<Row>`SELECT * FROM host_controls WHERE id = ${id}`.pipe(
+      Effect.map(([row]) =>
+        Option.map(Option.fromNullable(row), (row) => ({
+          id: str(row.id),
+          conversationId: str(row.conversationId),
+          taskId: str(row.taskId),
+          action: JSON.parse(str(row.action)) as Record<string, unknown>,
+          status: str(row.status) as HostControl["status"],
+          answered: row.answeredAt !== null && row.answeredAt !== undefined
+        }))
+      ),
+      Effect.orDie
+    )
+
+  const answerHostControl: ConversationStore["Type"]["answerHostControl"] = (id, ran, say) =>
+    Effect.gen(function*() {
+      const at = yield* now
+      const rows = yield* sql<Row>`UPDATE host_controls SET status = ${ran ? "ran" : "not-run"}, say = ${say},
+        answered_at = ${at} WHERE id = ${id} AND answered_at IS NULL RETURNING id`
+      return rows.length === 1
+    }).pipe(Effect.orDie)
+
+  const settleHostControl: ConversationStore["Type"]["settleHostControl"] = (id, status) =>
+    sql`UPDATE host_controls SET status = ${status} WHERE id = ${id} AND answered_at IS NULL`.pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+  const insertNotice: ConversationStore["Type"]["insertNotice"] = (notice) =>
+    Effect.gen(function*() {
+      const id = yield* makeId("ntc")
+      const at = yield* now
+      yield* sql`INSERT INTO notices ${
+        sql.insert({
+          id,
+          kind: notice.kind,
+          conversationId: notice.conversationId,
+          subjectId: notice.subjectId,
+          data: JSON.stringify(notice.data),
+          state: "unread",
+          createdAt: at
+        })
+      }`
+      return id
+    }).pipe(Effect.orDie)
+
+  const notices: ConversationStore["Type"]["notices"] = sql<Row>`SELECT id, kind, subject_id, state FROM notices
+    ORDER BY created_at`.pipe(
+    Effect.map((rows) =>
+      rows.map((row) => ({ id: str(row.id), kind: str(row.kind), subjectId: strOrNull(row.subjectId), state: str(row.state) }))
+    ),
+    Effect.orDie
+  )
+
+  const unfinished: ConversationStore["Type"]["unfinished"] = sql<Row>`SELECT * FROM messages
+    WHERE status IN ('writing', 'waiting') ORDER BY conversation_id, seq`.pipe(
+    Effect.map((rows) => rows.map((row) => ({ ...toEntry(row), conversationId: str(row.conversationId) }))),
+    Effect.orDie
+  )
+
+  return ConversationStore.of({
+    create,
+    get,
+    list,
+    insertMessage,
+    updateMessage,
+    message,
+    timeline,
+    appendEvent,
+    events,
+    clientRequest,
+    saveClientRequest,
+    insertQuestion,
+    question,
+    updateQuestion,
+    openQuestions,
+    insertHostControl,
+    hostControl,
+    answerHostControl,
+    settleHostControl,
+    insertNotice,
+    notices,
+    unfinished
+  })
+})
+
+export const layer = Layer.effect(ConversationStore, make)

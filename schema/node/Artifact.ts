@@ -1,0 +1,252 @@
+/**
+ * Artifacts: files a widget writes or is handed, read by ref, never by path.
+ * Widget routes live under `/conversations/{id}/widgets/{instanceId}`; the
+ * routes outside that prefix read, fetch and export one artifact by id.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { DateTimeString } from "../common/Text.js"
+import { NodeError400, NodeError403, NodeError404, NodeError409, NodeError429 } from "./Errors.js"
+import { LookupId, WidgetPath, widgetPrefix } from "./Instance.js"
+import { Authenticated, PersonOnly } from "./Security.js"
+
+/** At most this many bytes per chunk written or read. */
+export const maxChunkBytes = 262_144
+/** At most this many bytes per file. */
+export const maxArtifactBytes = 25 * 1024 * 1024
+/** Storage of one widget's own files. */
+export const maxInstanceStorageBytes = 128 * 1024 * 1024
+
+const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
+
+/** Standard base64 (with padding) of at most `maxBytes` bytes. */
+export const Base64 = (maxBytes: number) =>
+  Schema.String.pipe(
+    Schema.maxLength(base64Length(maxBytes)),
+    Schema.pattern(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, {
+      message: () => "must be standard base64 with padding"
+    })
+  )
+
+export const MimeType = Schema.String.pipe(
+  Schema.maxLength(255),
+  Schema.pattern(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*(?:\s*;\s*[a-z0-9!#$&^_.+-]+=[^;\s]+)*$/i, {
+    message: () => "must be a media type such as image/png"
+  })
+).annotations({ identifier: "MimeType" })
+
+/** A file name as sent by a widget or the person; the node sanitises it (never a path). */
+export const FileName = Schema.String.pipe(Schema.maxLength(255))
+
+/**
+ * Where an artifact came from: a file the widget made (`widget`), a file the
+ * person chose (`picked`), a job result (`job`), fetched media (`media`).
+ */
+export const ArtifactKind = Schema.Literal("widget", "picked", "job", "media")
+export type ArtifactKind = typeof ArtifactKind.Type
+
+/** What a widget receives instead of a path. `digest` is present once the file is finalized. */
+export const ArtifactRef = Schema.Struct({
+  v: Schema.Literal(1),
+  artifactId: Schema.String,
+  kind: ArtifactKind,
+  mimeType: Schema.String,
+  sizeBytes: Schema.Int.pipe(Schema.nonNegative()),
+  name: Schema.String,
+  digest: Schema.optional(Schema.String)
+}).annotations({ identifier: "ArtifactRef" })
+export type ArtifactRef = typeof ArtifactRef.Type
+
+export const ArtifactState = Schema.Literal("unfinished", "finalized")
+export type ArtifactState = typeof ArtifactState.Type
+
+/** GET /artifacts/{artifactId}: the artifact with its ref. */
+export const Artifact = Schema.Struct({
+  artifactRef: ArtifactRef,
+  state: ArtifactState,
+  conversationId: Schema.String,
+  instanceId: Schema.NullOr(Schema.String),
+  createdAt: DateTimeString,
+  updatedAt: DateTimeString
+}).annotations({ identifier: "Artifact" })
+export type Artifact = typeof Artifact.Type
+
+/** A machine-surface file write the person's policy asks about first (202). */
+export const WriteApprovalRequired = Schema.Struct({
+  outcome: Schema.Literal("approval-required"),
+  approvalRequired: Schema.Struct({ approvalId: Schema.String })
+}).annotations({ identifier: "WriteApprovalRequired" })
+
+export const WidgetArtifactPath = Schema.Struct({ ...WidgetPath.fields, artifactId: LookupId })
+export const ArtifactPath = Schema.Struct({ artifactId: LookupId })
+
+export const ReadParams = Schema.Struct({
+  offset: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, maxArtifactBytes))),
+  length: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, maxChunkBytes)))
+})
+
+export const ArtifactChunk = Schema.Struct({
+  artifactRef: ArtifactRef,
+  offset: Schema.Int.pipe(Schema.nonNegative()),
+  eof: Schema.Boolean,
+  contentBase64: Base64(maxChunkBytes)
+}).annotations({ identifier: "ArtifactChunk" })
+
+export const CreateArtifact = Schema.Struct({ mimeType: MimeType, name: Schema.optional(FileName) })
+
+export const ArtifactCreated = Schema.Struct({ artifactRef: ArtifactRef }).annotations({ identifier: "ArtifactCreated" })
+
+/** `accept` lists media types or extensions (as in a file input's accept attribute). */
+export const PickArtifact = Schema.Struct({
+  name: FileName,
+  mimeType: MimeType,
+  contentBase64: Base64(maxArtifactBytes),
+  accept: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(255))).pipe(Schema.maxItems(32)))
+})
+
+export const WriteChunk = Schema.Struct({
+  offset: Schema.Int.pipe(Schema.nonNegative(), Schema.lessThanOrEqualTo(maxArtifactBytes)),
+  contentBase64: Base64(maxChunkBytes)
+})
+
+/** After a chunk: the file as it now stands (`sizeBytes` is where the next chunk starts). */
+export const ChunkWritten = Schema.Struct({ artifactRef: ArtifactRef }).annotations({ identifier: "ChunkWritten" })
+
+export const Finalized = Schema.Struct({ artifactRef: ArtifactRef }).annotations({ identifier: "Finalized" })
+
+export const AttachArtifact = Schema.Struct({ name: Schema.optional(FileName) })
+
+/** The composer attachment a file became; `attachmentId` goes into a message's `attachmentIds`. */
+export const AttachmentRef = Schema.Struct({
+  attachmentId: Schema.String,
+  name: Schema.String,
+  mimeType: Schema.String,
+  sizeBytes: Schema.Int.pipe(Schema.nonNegative())
+}).annotations({ identifier: "AttachmentRef" })
+
+export const Attached = Schema.Struct({ artifactRef: ArtifactRef, attachmentRef: AttachmentRef }).annotations({
+  identifier: "Attached"
+})
+
+export const Discarded = Schema.Struct({ discarded: Schema.Literal(true), artifactId: Schema.String }).annotations({
+  identifier: "Discarded"
+})
+
+export const ExportArtifact = Schema.Struct({ suggestedName: Schema.optional(FileName) })
+
+/**
+ * File bytes. The declared type is the generic one; handlers answer with the
+ * artifact's own media type (and Content-Disposition for exports).
+ */
+export const ArtifactBytes = HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" })
+
+export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
+  .add(
+    HttpApiEndpoint.get("read", `${widgetPrefix}/artifacts/:artifactId/content`)
+      .setPath(WidgetArtifactPath)
+      .setUrlParams(ReadParams)
+      .addSuccess(ArtifactChunk)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("create", `${widgetPrefix}/artifacts`)
+      .setPath(WidgetPath)
+      .setPayload(CreateArtifact)
+      .addSuccess(ArtifactCreated, { status: 201 })
+      .addSuccess(WriteApprovalRequired, { status: 202 })
+      .addError(NodeError400)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError429)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("pick", `${widgetPrefix}/artifacts/pick`)
+      .setPath(WidgetPath)
+      .setPayload(PickArtifact)
+      .addSuccess(ArtifactCreated, { status: 201 })
+      .addError(NodeError400)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(PersonOnly)
+  )
+  .add(
+    HttpApiEndpoint.post("writeChunk", `${widgetPrefix}/artifacts/:artifactId/chunks`)
+      .setPath(WidgetArtifactPath)
+      .setPayload(WriteChunk)
+      .addSuccess(ChunkWritten)
+      .addSuccess(WriteApprovalRequired, { status: 202 })
+      .addError(NodeError400)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError429)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("finalize", `${widgetPrefix}/artifacts/:artifactId/finalize`)
+      .setPath(WidgetArtifactPath)
+      .addSuccess(Finalized)
+      .addSuccess(WriteApprovalRequired, { status: 202 })
+      .addError(NodeError400)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError429)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("attach", `${widgetPrefix}/artifacts/:artifactId/attach`)
+      .setPath(WidgetArtifactPath)
+      .setPayload(AttachArtifact)
+      .addSuccess(Attached, { status: 201 })
+      .addSuccess(WriteApprovalRequired, { status: 202 })
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError429)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.del("discard", `${widgetPrefix}/artifacts/:artifactId`)
+      .setPath(WidgetArtifactPath)
+      .addSuccess(Discarded)
+      .addSuccess(WriteApprovalRequired, { status: 202 })
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError429)
+      .middleware(Authenticated)
+  )
+{}
+
+export class ArtifactsGroup extends HttpApiGroup.make("artifacts")
+  .add(
+    HttpApiEndpoint.get("get", "/artifacts/:artifactId")
+      .setPath(ArtifactPath)
+      .addSuccess(Artifact)
+      .addError(NodeError404)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("content", "/artifacts/:artifactId/content")
+      .setPath(ArtifactPath)
+      .addSuccess(ArtifactBytes)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("export", "/artifacts/:artifactId/export")
+      .setPath(ArtifactPath)
+      .setPayload(ExportArtifact)
+      .addSuccess(ArtifactBytes)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(PersonOnly)
+  )
+{}

@@ -1,0 +1,396 @@
+/**
+ * The inbox (notices, waiting approvals, skipped versions) and what it acts on:
+ * background work, the activity log, unknown effects and task approvals.
+ *
+ * The `inbox` group (routes under /inbox) is outside the OpenAPI description
+ * and may change; the `work` group is part of the stable surface.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DateTimeString, IntFromString, PathSegment } from "../common/Text.js"
+import { Ref } from "./Conversation.js"
+import { NodeError400, NodeError403, NodeError404, NodeError409, NodeError429, NodeError503 } from "./Errors.js"
+import { LookupId } from "./Instance.js"
+import { Job, JobStatus } from "./Job.js"
+import { Channel, Authenticated, PersonOnly, Surface } from "./Security.js"
+
+// ---------------------------------------------------------------------------
+// Notices
+
+/** Every notice action name, as read exactly from the path (never decoded). */
+export const noticeActions = [
+  "mark-read",
+  "mark-unread",
+  "dismiss",
+  "restore",
+  "snooze",
+  "unsnooze",
+  "suppress",
+  "unsuppress",
+  "retry",
+  "update",
+  "skip-version",
+  "ask-again"
+] as const
+export const NoticeAction = Schema.Literal(...noticeActions)
+export type NoticeAction = typeof NoticeAction.Type
+
+/** Actions only the app itself performs: asked for over HTTP they are 409 SURFACE_ACTION. */
+export const surfaceActions = ["open", "ask-clark", "add-to-context", "review-update", "copy-details"] as const
+export const SurfaceAction = Schema.Literal(...surfaceActions)
+export type SurfaceAction = typeof SurfaceAction.Type
+
+/** Actions with their own person-only route (reconcile): asked for here they are 403 PERSON_ONLY. */
+export const ownRouteActions = ["reconcile-confirmed", "reconcile-failed"] as const
+
+/** Why an action a notice lists cannot be taken now. */
+export const Unavailable = Schema.Literal("conversation-gone", "work-gone", "package-gone", "already-current")
+export type Unavailable = typeof Unavailable.Type
+
+/** An action as offered on a notice at read time; the app's own actions are listed too. */
+export const OfferedNoticeAction = Schema.Struct({
+  action: Schema.Union(NoticeAction, SurfaceAction),
+  unavailable: Schema.optional(Unavailable)
+})
+
+export const Notice = Schema.Struct({
+  noticeId: Schema.String,
+  kind: Schema.String,
+  title: Schema.String,
+  body: Schema.String,
+  /** The ref that sends this notice into a message (add to context). */
+  ref: Ref,
+  conversationId: Schema.NullOr(Schema.String),
+  workId: Schema.optional(Schema.String),
+  taskId: Schema.optional(Schema.String),
+  effectId: Schema.optional(Schema.String),
+  questionId: Schema.optional(Schema.String),
+  package: Schema.optional(Schema.Struct({ kind: Schema.Literal("package", "pi"), name: Schema.String })),
+  version: Schema.optional(Schema.String),
+  createdAt: DateTimeString,
+  readAt: Schema.NullOr(DateTimeString),
+  snoozedUntil: Schema.NullOr(DateTimeString),
+  dismissedAt: Schema.NullOr(DateTimeString),
+  actions: Schema.Array(OfferedNoticeAction)
+}).annotations({ identifier: "Notice" })
+export type Notice = typeof Notice.Type
+
+/** One thing a package asks for (an outside-sandbox permission or a capability). */
+export const Ask = Schema.Struct({ kind: Schema.String, value: Schema.String, access: Schema.NullOr(Schema.String) })
+
+export const InstallApprovalItem = Schema.Struct({
+  kind: Schema.Literal("install-approval"),
+  approvalId: Schema.String,
+  package: Schema.String,
+  version: Schema.String,
+  asks: Schema.Array(Ask),
+  riskTier: Schema.String,
+  operationDigest: Schema.String,
+  requestedAt: DateTimeString,
+  expiresAt: DateTimeString
+}).annotations({ identifier: "InstallApprovalItem" })
+
+export const TaskApprovalItem = Schema.Struct({
+  kind: Schema.Literal("task-approval"),
+  approvalId: Schema.String,
+  taskId: Schema.String,
+  conversationId: Schema.NullOr(Schema.String),
+  summary: Schema.String,
+  origin: Surface,
+  operationDigest: Schema.String,
+  requestedAt: DateTimeString,
+  expiresAt: Schema.NullOr(DateTimeString)
+}).annotations({ identifier: "TaskApprovalItem" })
+
+export const UnknownEffectItem = Schema.Struct({
+  kind: Schema.Literal("unknown-effect"),
+  effectId: Schema.String,
+  taskId: Schema.String,
+  conversationId: Schema.NullOr(Schema.String),
+  summary: Schema.String,
+  recordedAt: DateTimeString
+}).annotations({ identifier: "UnknownEffectItem" })
+
+export const WaitingItem = Schema.Union(InstallApprovalItem, TaskApprovalItem, UnknownEffectItem)
+export type WaitingItem = typeof WaitingItem.Type
+
+export const SkippedVersionKind = Schema.Literal("package", "pi")
+
+export const SkippedVersion = Schema.Struct({
+  kind: SkippedVersionKind,
+  name: Schema.String,
+  version: Schema.String,
+  skippedAt: DateTimeString
+}).annotations({ identifier: "SkippedVersion" })
+
+export const Inbox = Schema.Struct({
+  notices: Schema.Array(Notice),
+  waiting: Schema.Array(WaitingItem),
+  /** Newest first. */
+  skippedVersions: Schema.Array(SkippedVersion)
+}).annotations({ identifier: "Inbox" })
+export type Inbox = typeof Inbox.Type
+
+export const NoticePath = Schema.Struct({ id: LookupId })
+
+/** `action` is a plain string: the handler checks it exactly as written in the raw path, undecoded. */
+export const NoticeActionPath = Schema.Struct({ id: LookupId, action: Schema.String })
+
+/** ISO-8601 instant with a zone (`Z` or an offset). The 30-day horizon is checked by the handler. */
+export const IsoInstant = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/, {
+    message: () => "must be an ISO-8601 instant such as 2025-01-31T09:00:00Z"
+  }),
+  Schema.filter((text) => !Number.isNaN(Date.parse(text)) || "must be a real date and time")
+)
+
+/** `{}`, or `{until}` for snooze. */
+export const NoticeActionRequest = Schema.Struct({ until: Schema.optional(IsoInstant) }).annotations({
+  identifier: "NoticeActionRequest"
+})
+
+/** 200: the action was taken, with what it produced. */
+export const NoticeActionDone = Schema.Struct({
+  noticeId: Schema.String,
+  action: NoticeAction,
+  outcome: Schema.Literal("done"),
+  snoozedUntil: Schema.optional(DateTimeString),
+  workId: Schema.optional(Schema.String),
+  version: Schema.optional(Schema.String),
+  questionId: Schema.optional(Schema.String),
+  pendingCapabilities: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  deniedCapabilities: Schema.optional(Schema.Int.pipe(Schema.nonNegative()))
+}).annotations({ identifier: "NoticeActionDone" })
+
+/** 202 of `update` when the execution mode asks before installing; nothing installed. */
+export const NoticeActionApprovalRequired = Schema.Struct({
+  noticeId: Schema.String,
+  action: NoticeAction,
+  outcome: Schema.Literal("approval-required"),
+  approvalId: Schema.String
+}).annotations({ identifier: "NoticeActionApprovalRequired" })
+
+export const SkipVersionResult = Schema.Struct({
+  noticeId: Schema.String,
+  kind: SkippedVersionKind,
+  name: Schema.String,
+  version: Schema.String,
+  skipped: Schema.Boolean
+}).annotations({ identifier: "SkipVersionResult" })
+
+/** Each part arrives URL-encoded (a scoped package name holds `/`). */
+export const SkippedVersionPath = Schema.Struct({
+  kind: SkippedVersionKind,
+  name: PathSegment(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(214))),
+  version: PathSegment(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)))
+})
+
+export const SkippedVersionRemoved = Schema.Struct({ removed: Schema.Boolean }).annotations({
+  identifier: "SkippedVersionRemoved"
+})
+
+/**
+ * Inbox routes: outside the OpenAPI description. The notice action route is
+ * `Authenticated`: `update` is refused to machine surfaces by the handler
+ * (403 PERSON_ONLY) by action name; every other action is open to them.
+ */
+export class InboxGroup extends HttpApiGroup.make("inbox")
+  .add(HttpApiEndpoint.get("inbox", "/inbox").addSuccess(Inbox))
+  .add(
+    HttpApiEndpoint.post("skipVersion", "/inbox/notices/:id/skip-version")
+      .setPath(NoticePath)
+      .addSuccess(SkipVersionResult)
+      .addError(NodeError404)
+      .addError(NodeError409)
+  )
+  .add(
+    HttpApiEndpoint.post("unskipVersion", "/inbox/notices/:id/unskip-version")
+      .setPath(NoticePath)
+      .addSuccess(SkipVersionResult)
+      .addError(NodeError404)
+      .addError(NodeError409)
+  )
+  .add(
+    HttpApiEndpoint.del("removeSkippedVersion", "/inbox/skipped-versions/:kind/:name/:version")
+      .setPath(SkippedVersionPath)
+      .addSuccess(SkippedVersionRemoved)
+      .addError(NodeError404)
+  )
+  .add(
+    HttpApiEndpoint.post("noticeAction", "/inbox/notices/:id/actions/:action")
+      .setPath(NoticeActionPath)
+      .setPayload(NoticeActionRequest)
+      .addSuccess(NoticeActionDone)
+      .addSuccess(NoticeActionApprovalRequired, { status: 202 })
+      .addError(NodeError400)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError429)
+      .addError(NodeError503)
+  )
+  .middleware(Authenticated)
+  .annotate(OpenApi.Exclude, true)
+{}
+
+// ---------------------------------------------------------------------------
+// Background work and activity
+
+export const WorkKind = Schema.Literal("background", "job")
+
+export const WorkItem = Schema.Struct({
+  workId: Schema.String,
+  kind: WorkKind,
+  status: JobStatus,
+  title: Schema.String,
+  conversationId: Schema.NullOr(Schema.String),
+  origin: Surface,
+  createdAt: DateTimeString,
+  startedAt: Schema.optional(DateTimeString),
+  endedAt: Schema.optional(DateTimeString),
+  retryOf: Schema.optional(Schema.String),
+  retriedAs: Schema.optional(Schema.String),
+  /** Present for package jobs: the job as the widget reads it. */
+  job: Schema.optional(Job)
+}).annotations({ identifier: "WorkItem" })
+export type WorkItem = typeof WorkItem.Type
+
+export const WorkParams = Schema.Struct({
+  conversationId: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
+  limit: Schema.optional(IntFromString(1, 200))
+})
+
+export const WorkList = Schema.Struct({ work: Schema.Array(WorkItem) }).annotations({ identifier: "WorkList" })
+
+export const WorkPath = Schema.Struct({ id: LookupId })
+
+/** 202 of a retry: new work with its own id, same request, same conversation. */
+export const WorkRetried = Schema.Struct({
+  accepted: Schema.Literal(true),
+  workId: Schema.String,
+  retryOf: Schema.String
+}).annotations({ identifier: "WorkRetried" })
+
+/** 202 of a cancel, as for a widget's job. */
+export const WorkCancelAccepted = Schema.Struct({ accepted: Schema.Boolean, workId: Schema.String }).annotations({
+  identifier: "WorkCancelAccepted"
+})
+
+export const ActivityRow = Schema.Struct({
+  activityId: Schema.String,
+  at: DateTimeString,
+  origin: Surface,
+  channel: Schema.NullOr(Channel),
+  kind: Schema.String,
+  summary: Schema.String,
+  conversationId: Schema.NullOr(Schema.String),
+  taskId: Schema.NullOr(Schema.String),
+  outcome: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ActivityRow" })
+export type ActivityRow = typeof ActivityRow.Type
+
+/** Newest first; `before` is the `nextCursor` of the previous page. */
+export const ActivityParams = Schema.Struct({
+  limit: Schema.optional(IntFromString(1, 200)),
+  before: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+})
+
+export const ActivityPage = Schema.Struct({
+  activity: Schema.Array(ActivityRow),
+  nextCursor: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ActivityPage" })
+
+// ---------------------------------------------------------------------------
+// Unknown effects and task approvals
+
+export const EffectPath = Schema.Struct({ effectId: LookupId })
+
+export const ReconcileOutcome = Schema.Literal("confirmed", "failed")
+/** Stored as sent; proves nothing. */
+export const ReconcileSource = Schema.Literal("click", "chat", "voice")
+
+export const ReconcileRequest = Schema.Struct({
+  outcome: ReconcileOutcome,
+  source: Schema.optional(ReconcileSource)
+}).annotations({ identifier: "ReconcileRequest" })
+
+/** The recorded answer: who gave it and when; it cannot be changed. */
+export const Reconciled = Schema.Struct({
+  effectId: Schema.String,
+  outcome: ReconcileOutcome,
+  source: Schema.NullOr(ReconcileSource),
+  reconciledAt: DateTimeString,
+  reconciledBy: Surface,
+  taskId: Schema.NullOr(Schema.String),
+  taskStatus: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Reconciled" })
+
+export const Decision = Schema.Literal("granted", "denied")
+export type Decision = typeof Decision.Type
+
+/** `digest` is the `operationDigest` shown in the inbox. */
+export const DecisionRequest = Schema.Struct({
+  decision: Decision,
+  digest: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+}).annotations({ identifier: "DecisionRequest" })
+
+export const TaskApprovalPath = Schema.Struct({ taskId: LookupId, approvalId: LookupId })
+
+/** `redispatched` says whether the node accepted the run (always false on a denial). */
+export const TaskApprovalDecided = Schema.Struct({
+  taskId: Schema.String,
+  approvalId: Schema.String,
+  decision: Decision,
+  redispatched: Schema.Boolean
+}).annotations({ identifier: "TaskApprovalDecided" })
+
+export class WorkGroup extends HttpApiGroup.make("work")
+  .add(
+    HttpApiEndpoint.get("list", "/work")
+      .setUrlParams(WorkParams)
+      .addSuccess(WorkList)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("retry", "/work/:id/retry")
+      .setPath(WorkPath)
+      .addSuccess(WorkRetried, { status: 202 })
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError429)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/work/:id/cancel")
+      .setPath(WorkPath)
+      .addSuccess(WorkCancelAccepted, { status: 202 })
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("activity", "/activity")
+      .setUrlParams(ActivityParams)
+      .addSuccess(ActivityPage)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("reconcile", "/effects/:effectId/reconcile")
+      .setPath(EffectPath)
+      .setPayload(ReconcileRequest)
+      .addSuccess(Reconciled)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(PersonOnly)
+  )
+  .add(
+    HttpApiEndpoint.post("decideTaskApproval", "/tasks/:taskId/approvals/:approvalId/decide")
+      .setPath(TaskApprovalPath)
+      .setPayload(DecisionRequest)
+      .addSuccess(TaskApprovalDecided)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(PersonOnly)
+  )
+{}

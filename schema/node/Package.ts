@@ -1,0 +1,135 @@
+/**
+ * Installing packages, deciding their approvals, storing their credentials,
+ * and the public page a provider returns the browser to after connecting a
+ * package's account.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { PathSegment } from "../common/Text.js"
+import { NodeError400, NodeError403, NodeError404, NodeError409, NodeError503 } from "./Errors.js"
+import { Decision, DecisionRequest } from "./Inbox.js"
+import { LookupId } from "./Instance.js"
+import { Authenticated, PersonOnly } from "./Security.js"
+
+/** A package id in the node's directory: a registry name (maybe scoped) or a local folder's id. */
+export const PackageId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(214))
+
+export const Digest = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+
+/**
+ * The package chosen in the directory. `localDigest` is the listing's
+ * `contentDigest`, sent back by the Install button for a package listed by a
+ * local path; a change since the listing is 409 DIGEST_MISMATCH.
+ */
+export const InstallRequest = Schema.Struct({
+  packageId: PackageId,
+  version: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))),
+  localDigest: Schema.optional(Digest)
+}).annotations({ identifier: "InstallRequest" })
+export type InstallRequest = typeof InstallRequest.Type
+
+/** The package now runs from the node's cache copy bound to `digest`. */
+export const Installed = Schema.Struct({
+  outcome: Schema.Literal("installed"),
+  packageId: Schema.String,
+  version: Schema.String,
+  digest: Schema.String,
+  pendingCapabilities: Schema.Int.pipe(Schema.nonNegative()),
+  deniedCapabilities: Schema.Int.pipe(Schema.nonNegative())
+}).annotations({ identifier: "Installed" })
+export type Installed = typeof Installed.Type
+
+/** 202 (not an error): the execution mode asks first; nothing installed, the item waits in the inbox. */
+export const InstallApprovalRequired = Schema.Struct({
+  code: Schema.Literal("APPROVAL_REQUIRED"),
+  message: Schema.String,
+  approvalId: Schema.String
+}).annotations({ identifier: "InstallApprovalRequired" })
+
+export const PackageApprovalPath = Schema.Struct({ approvalId: LookupId })
+
+/**
+ * A decided package approval (an install or a capability). A granted install
+ * approval carries what was installed.
+ */
+export const PackageApprovalDecided = Schema.Struct({
+  approvalId: Schema.String,
+  kind: Schema.Literal("install", "capability"),
+  decision: Decision,
+  installed: Schema.optional(Installed)
+}).annotations({ identifier: "PackageApprovalDecided" })
+
+/**
+ * A credential a package uses, kept by the secret broker. The name
+ * `maps:tiles` (and any consumer of it) is refused here by the handler.
+ */
+export const CredentialWrite = Schema.Struct({
+  packageId: PackageId,
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
+  value: Schema.Redacted(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192)))
+}).annotations({ identifier: "CredentialWrite" })
+
+/** Never the value. */
+export const CredentialStored = Schema.Struct({
+  packageId: Schema.String,
+  name: Schema.String,
+  stored: Schema.Literal(true)
+}).annotations({ identifier: "CredentialStored" })
+
+/** Scoped package ids arrive URL-encoded. */
+export const ConnectionCallbackPath = Schema.Struct({ packageId: PathSegment(PackageId) })
+
+/** What a provider appends (OAuth 2.0 redirect parameters); the single-use `state` authenticates the request. */
+export const ConnectionCallbackParams = Schema.Struct({
+  state: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))),
+  code: Schema.optional(Schema.String.pipe(Schema.maxLength(4000))),
+  error: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  error_description: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+})
+
+/** A short page that never repeats the code or the state. */
+export const Html = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
+
+export class PackagesGroup extends HttpApiGroup.make("packages")
+  .add(
+    HttpApiEndpoint.post("install", "/packages/install")
+      .setPayload(InstallRequest)
+      .addSuccess(Installed)
+      .addSuccess(InstallApprovalRequired, { status: 202 })
+      .addError(NodeError400)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError503)
+      .middleware(PersonOnly)
+  )
+  .add(
+    HttpApiEndpoint.post("decideApproval", "/packages/approvals/:approvalId/decision")
+      .setPath(PackageApprovalPath)
+      .setPayload(DecisionRequest)
+      .addSuccess(PackageApprovalDecided)
+      .addError(NodeError400)
+      .addError(NodeError403)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .addError(NodeError503)
+      .middleware(PersonOnly)
+  )
+  .add(
+    HttpApiEndpoint.post("storeCredential", "/credentials")
+      .setPayload(CredentialWrite)
+      .addSuccess(CredentialStored)
+      .addError(NodeError400)
+      .addError(NodeError404)
+      .addError(NodeError409)
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("connectionCallback", "/connections/callback/:packageId")
+      .setPath(ConnectionCallbackPath)
+      .setUrlParams(ConnectionCallbackParams)
+      .addSuccess(Html)
+      .addError(NodeError400)
+      .addError(NodeError404)
+  )
+{}

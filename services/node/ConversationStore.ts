@@ -1,0 +1,111 @@
+/** Conversations, their timeline entries, turn events, questions, host-controls and notices. */
+import { Context, type Effect, type Option } from "effect"
+import type { Block, ConversationSummary, MessageStatus, TimelineEntry } from "../../schema/node/Conversation.js"
+import type { Channel, Surface } from "../../schema/node/Security.js"
+
+export interface Conversation {
+  readonly id: string
+  readonly homeNodeId: string
+  readonly title: string | null
+}
+
+export interface NewMessage {
+  readonly conversationId: string
+  readonly role: "user" | "assistant"
+  readonly origin: Surface | null
+  readonly channel: Channel | null
+  readonly status: MessageStatus
+  readonly taskId: string | null
+  readonly blocks: ReadonlyArray<Block>
+  readonly note?: string | null
+  readonly hostWritten?: { readonly kind: string; readonly version: number } | undefined
+}
+
+export interface MessagePatch {
+  readonly status?: MessageStatus
+  readonly note?: string | null
+  readonly blocks?: ReadonlyArray<Block>
+  readonly taskId?: string | null
+}
+
+export interface StoredEvent {
+  readonly seq: number
+  readonly event: string
+  readonly data: unknown
+}
+
+export interface QuestionPrompt {
+  readonly question: string
+  readonly options: ReadonlyArray<{ readonly id: string; readonly label: string }>
+  readonly allowText: boolean
+}
+
+export type QuestionStatus = "open" | "answered" | "cancelled" | "expired" | "asked-again"
+
+export interface Question {
+  readonly id: string
+  readonly conversationId: string
+  readonly messageId: string
+  readonly taskId: string
+  readonly prompt: QuestionPrompt
+  readonly status: QuestionStatus
+  readonly expiresAt: string
+  readonly askedAgainAs: string | null
+}
+
+export interface HostControl {
+  readonly id: string
+  readonly conversationId: string
+  readonly taskId: string
+  readonly action: Record<string, unknown>
+  readonly status: "waiting" | "ran" | "not-run" | "unconfirmed"
+}
+
+export class ConversationStore extends Context.Tag("clark/node/ConversationStore")<ConversationStore, {
+  readonly create: (homeNodeId: string, title: string | null) => Effect.Effect<Conversation>
+  readonly get: (id: string) => Effect.Effect<Option.Option<Conversation>>
+  readonly list: Effect.Effect<ReadonlyArray<Omit<ConversationSummary, "running">>>
+  readonly insertMessage: (message: NewMessage) => Effect.Effect<TimelineEntry>
+  readonly updateMessage: (conversationId: string, messageId: string, patch: MessagePatch) => Effect.Effect<void>
+  readonly message: (messageId: string) => Effect.Effect<Option.Option<TimelineEntry>>
+  /** Entries inserted or changed after revision `after`, in timeline order, and the newest revision. */
+  readonly timeline: (
+    conversationId: string,
+    after: number
+  ) => Effect.Effect<{ readonly entries: ReadonlyArray<TimelineEntry>; readonly last: number }>
+  readonly appendEvent: (taskId: string, event: StoredEvent) => Effect.Effect<void>
+  readonly events: (taskId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<StoredEvent>>
+  readonly clientRequest: (
+    conversationId: string,
+    clientRequestId: string
+  ) => Effect.Effect<Option.Option<{ readonly messageId: string; readonly taskId: string | null }>>
+  readonly saveClientRequest: (
+    conversationId: string,
+    clientRequestId: string,
+    messageId: string,
+    taskId: string | null
+  ) => Effect.Effect<void>
+  readonly insertQuestion: (question: Question) => Effect.Effect<void>
+  readonly question: (id: string) => Effect.Effect<Option.Option<Question>>
+  readonly updateQuestion: (
+    id: string,
+    patch: { readonly status: QuestionStatus; readonly askedAgainAs?: string }
+  ) => Effect.Effect<void>
+  readonly openQuestions: Effect.Effect<ReadonlyArray<Question>>
+  readonly insertHostControl: (control: HostControl) => Effect.Effect<void>
+  readonly hostControl: (id: string) => Effect.Effect<Option.Option<HostControl & { readonly answered: boolean }>>
+  /** Records the app's answer once; false when it was already answered. */
+  readonly answerHostControl: (id: string, ran: boolean, say: string) => Effect.Effect<boolean>
+  readonly settleHostControl: (id: string, status: "unconfirmed") => Effect.Effect<void>
+  readonly insertNotice: (notice: {
+    readonly kind: string
+    readonly conversationId: string | null
+    readonly subjectId: string | null
+    readonly data: Record<string, unknown>
+  }) => Effect.Effect<string>
+  readonly notices: Effect.Effect<
+    ReadonlyArray<{ readonly id: string; readonly kind: string; readonly subjectId: string | null; readonly state: string }>
+  >
+  /** Messages left `writing` or `waiting`, e.g. by a crash, with their conversation. */
+  readonly unfinished: Effect.Effect<ReadonlyArray<TimelineEntry & { readonly conversationId: string }>>
+}>() {}

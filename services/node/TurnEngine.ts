@@ -1,0 +1,80 @@
+/**
+ * The turn supervisor: one running turn per conversation, the messages waiting
+ * behind it, and the steering rules of the spec. Events of a turn go to every
+ * follower; a follower that leaves never stops the turn.
+ */
+import { Context, type Effect, type Stream } from "effect"
+import type { MessageRequest, MessageResult } from "../../schema/node/Conversation.js"
+import type { NodeError } from "../../schema/node/Errors.js"
+import type { Caller } from "../../schema/node/Security.js"
+
+export type TurnEventName = "delta" | "reasoning" | "tool-start" | "tool-end" | "host-control" | "error" | "done"
+
+export interface TurnEvent {
+  readonly taskId: string
+  readonly seq: number
+  readonly event: TurnEventName
+  readonly data: unknown
+}
+
+/** How a message arrived: rule 4 of the spec treats the waiting route apart from every other way. */
+export type Route = "wait" | "stream" | "answer"
+
+export interface Submission {
+  readonly conversationId: string
+  readonly request: MessageRequest
+  readonly caller: Caller
+  readonly route: Route
+}
+
+/** What the supervisor did with a message. */
+export type Disposition = "started" | "steered" | "waiting" | "interrupting" | "app-intent" | "replayed"
+
+/** What the submitter of one message follows. */
+export interface Ticket {
+  readonly disposition: Disposition
+  /** The task of the turn answering it, when known at submission. */
+  readonly taskId: string | null
+  /** The events of the turn that answers it (replayed from where it joined), ending with its own `done`. */
+  readonly events: Stream.Stream<TurnEvent>
+  /** The result, once the answering turn has ended. */
+  readonly result: Effect.Effect<MessageResult>
+}
+
+export interface StopCounts {
+  readonly turns: number
+  readonly waiting: number
+  readonly jobs: number
+  readonly commands: number
+}
+
+export class TurnEngine extends Context.Tag("clark/node/TurnEngine")<TurnEngine, {
+  readonly submit: (submission: Submission) => Effect.Effect<Ticket, NodeError>
+  /** Follows a turn again from after event `afterSeq` (Last-Event-ID). */
+  readonly resume: (conversationId: string, taskId: string, afterSeq: number) => Effect.Effect<Ticket, NodeError>
+  readonly stop: (conversationId: string, source: "chat" | "voice" | "api", caller: Caller) => Effect.Effect<boolean, NodeError>
+  readonly emergencyStop: (caller: Caller) => Effect.Effect<StopCounts>
+  readonly isRunning: (conversationId: string) => Effect.Effect<boolean>
+  readonly answerHostControl: (controlId: string, ran: boolean, say: string, caller: Caller) => Effect.Effect<void, NodeError>
+  readonly answerQuestion: (
+    conversationId: string,
+    questionId: string,
+    answer: QuestionAnswer,
+    caller: Caller
+  ) => Effect.Effect<QuestionOutcome, NodeError>
+  readonly cancelQuestion: (conversationId: string, questionId: string) => Effect.Effect<QuestionOutcome, NodeError>
+  readonly askAgain: (conversationId: string, questionId: string) => Effect.Effect<QuestionOutcome, NodeError>
+}>() {}
+
+export interface QuestionAnswer {
+  readonly text?: string | undefined
+  readonly optionIds?: ReadonlyArray<string> | undefined
+  readonly confirmed?: boolean | undefined
+}
+
+export interface QuestionOutcome {
+  readonly questionId: string
+  readonly status: "open" | "answered" | "cancelled" | "expired" | "asked-again"
+  readonly askedAgainAs?: string
+  readonly taskId?: string
+}

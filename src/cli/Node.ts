@@ -1,0 +1,8 @@
+/** `clark node …`: run the local node and talk to it. */
+import { Command } from "@effect/cli"
+import { serve } from "./NodeServe.js"
+
+export const node = Command.make("node").pipe(
+  Command.withDescription("The local assistant node"),
+  Command.withSubcommands([serve])
+)

@@ -1,0 +1,115 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Config, Duration, Effect, Option } from "effect"
+import { NodeApi } from "../../../schema/node/Api.js"
+import { nodeError } from "../../../schema/node/Errors.js"
+import { CurrentCaller } from "../../../schema/node/Security.js"
+import { ConversationStore } from "../../../services/node/ConversationStore.js"
+import { NodeIdentity } from "../../../services/node/Identity.js"
+import { ModelProvider } from "../../../services/node/ModelProvider.js"
+import { TurnEngine } from "../../../services/node/TurnEngine.js"
+import * as Sse from "../http/Sse.js"
+
+/** How long POST /messages waits before answering 202 and leaving the turn to run in the background. */
+export const WaitBudget = Config.integer("CC_WAIT_ROUTE_MS").pipe(
+  Config.map(Duration.millis),
+  Config.withDefault(Duration.seconds(60))
+)
+
+export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", (handlers) =>
+  Effect.gen(function*() {
+    const store = yield* ConversationStore
+    const engine = yield* TurnEngine
+    const identity = yield* NodeIdentity
+    const model = yield* ModelProvider
+    const waitBudget = yield* Effect.orDie(WaitBudget)
+
+    const existing = (id: string) =>
+      Effect.flatMap(store.get(id), Option.match({
+        onNone: () => Effect.fail(nodeError("RESOURCE_NOT_FOUND", `No conversation ${id}`)),
+        onSome: Effect.succeed
+      }))
+
+    return handlers
+      .handle("node", () =>
+        Effect.succeed({
+          nodeId: identity.nodeId,
+          label: identity.label,
+          fingerprint: identity.fingerprint,
+          model: model.info
+        }))
+      .handle("list", () =>
+        Effect.gen(function*() {
+          const rows = yield* store.list
+          const conversations = yield* Effect.forEach(rows, (row) =>
+            Effect.map(engine.isRunning(row.conversationId), (running) => ({ ...row, running })))
+          return { conversations }
+        }))
+      .handle("create", ({ payload }) =>
+        Effect.map(store.create(identity.nodeId, payload.title ?? null), (c) => ({
+          conversationId: c.id,
+          homeNodeId: c.homeNodeId
+        })))
+      .handle("send", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const ticket = yield* engine.submit({ conversationId: path.id, request: payload, caller, route: "wait" })
+          const result = yield* Effect.timeoutOption(ticket.result, waitBudget)
+          if (Option.isSome(result)) return result.value
+          // Still running: the work continues in the background; the timeline shows it later.
+          const timeline = yield* store.timeline(path.id, 0)
+          return HttpServerResponse.unsafeJson({
+            resolution: "background",
+            taskId: ticket.taskId,
+            messageIds: [],
+            timeline: { conversationId: path.id, ...timeline }
+          }, { status: 202 })
+        }))
+      .handle("stream", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const resumeFrom = Sse.parseLastEventId(request.headers["last-event-id"])
+          const ticket = Option.isSome(resumeFrom)
+            ? yield* engine.resume(path.id, resumeFrom.value.taskId, resumeFrom.value.seq)
+            : yield* engine.submit({ conversationId: path.id, request: payload, caller, route: "stream" })
+          return Sse.response(ticket.events)
+        }))
+      .handle("stop", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          const stopped = yield* engine.stop(path.id, payload.source ?? "api", caller)
+          return { stopped }
+        }))
+      .handle("timeline", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          yield* existing(path.id)
+          const timeline = yield* store.timeline(path.id, urlParams.after ?? 0)
+          return { conversationId: path.id, ...timeline }
+        }))
+      .handle("emergencyStop", () =>
+        Effect.gen(function*() {
+          const caller = yield* CurrentCaller
+          return { stopped: yield* engine.emergencyStop(caller) }
+        }))
+  }))
+
+export const QuestionsLive = HttpApiBuilder.group(NodeApi, "questions", (handlers) =>
+  Effect.gen(function*() {
+    const engine = yield* TurnEngine
+    return handlers
+      .handle("answer", ({ path, payload }) =>
+        Effect.flatMap(CurrentCaller, (caller) => engine.answerQuestion(path.id, path.questionId, payload, caller)))
+      .handle("cancel", ({ path }) => engine.cancelQuestion(path.id, path.questionId))
+      .handle("askAgain", ({ path }) => engine.askAgain(path.id, path.questionId))
+  }))
+
+export const HostControlLive = HttpApiBuilder.group(NodeApi, "hostControl", (handlers) =>
+  Effect.gen(function*() {
+    const engine = yield* TurnEngine
+    return handlers.handle("answer", ({ path, payload }) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        yield* engine.answerHostControl(path.controlId, payload.ran, payload.say, caller)
+        return { controlId: path.controlId, ran: payload.ran }
+      }))
+  }))

@@ -1,0 +1,104 @@
+/**
+ * Handlers of the node routes that are declared but not built yet: each one
+ * answers 501 NOT_IMPLEMENTED. A group moves out of this file when its real
+ * handlers are written.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { NodeApi } from "../../../schema/node/Api.js"
+import { nodeError } from "../../../schema/node/Errors.js"
+
+const notYet = () => Effect.fail(nodeError("NOT_IMPLEMENTED", "Not implemented yet"))
+
+export const ComposerPending = HttpApiBuilder.group(NodeApi, "composer", (handlers) =>
+  handlers.handle("suggestions", notYet))
+
+export const DeletionPending = HttpApiBuilder.group(NodeApi, "deletion", (handlers) =>
+  handlers.handle("delete", notYet).handle("confirm", notYet))
+
+export const WidgetsPending = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
+  handlers
+    .handle("export", notYet)
+    .handle("press", notYet)
+    .handle("jobs", notYet)
+    .handle("job", notYet)
+    .handle("cancelJob", notYet))
+
+export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtifacts", (handlers) =>
+  handlers
+    .handle("read", notYet)
+    .handle("create", notYet)
+    .handle("pick", notYet)
+    .handle("writeChunk", notYet)
+    .handle("finalize", notYet)
+    .handle("attach", notYet)
+    .handle("discard", notYet))
+
+export const ArtifactsPending = HttpApiBuilder.group(NodeApi, "artifacts", (handlers) =>
+  handlers.handle("get", notYet).handle("content", notYet).handle("export", notYet))
+
+export const InboxPending = HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
+  handlers
+    .handle("inbox", notYet)
+    .handle("skipVersion", notYet)
+    .handle("unskipVersion", notYet)
+    .handle("removeSkippedVersion", notYet)
+    .handle("noticeAction", notYet))
+
+export const WorkPending = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
+  handlers
+    .handle("list", notYet)
+    .handle("retry", notYet)
+    .handle("cancel", notYet)
+    .handle("activity", notYet)
+    .handle("reconcile", notYet)
+    .handle("decideTaskApproval", notYet))
+
+export const PackagesPending = HttpApiBuilder.group(NodeApi, "packages", (handlers) =>
+  handlers
+    .handle("install", notYet)
+    .handle("decideApproval", notYet)
+    .handle("storeCredential", notYet)
+    .handle("connectionCallback", notYet))
+
+export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
+  handlers
+    .handle("themes", notYet)
+    .handle("appearance", notYet)
+    .handle("setThemeRef", notYet)
+    .handle("setAccent", notYet)
+    .handle("setDensity", notYet)
+    .handle("setFont", notYet)
+    .handle("setCodeFont", notYet))
+
+export const AppIntentsPending = HttpApiBuilder.group(NodeApi, "appIntents", (handlers) =>
+  handlers.handle("perform", notYet))
+
+export const MapsPending = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
+  handlers
+    .handle("setTilePolicy", notYet)
+    .handle("undoTilePolicy", notYet)
+    .handle("tiles", notYet)
+    .handle("key", notYet)
+    .handle("setKey", notYet)
+    .handle("removeKey", notYet)
+    .handle("tile", notYet))
+
+export const PreferencesPending = HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
+  handlers.handle("setMachineTurns", notYet))
+
+/** Every group declared but not built yet. */
+export const PendingGroupsLive = Layer.mergeAll(
+  ComposerPending,
+  DeletionPending,
+  WidgetsPending,
+  WidgetArtifactsPending,
+  ArtifactsPending,
+  InboxPending,
+  WorkPending,
+  PackagesPending,
+  ThemesPending,
+  AppIntentsPending,
+  MapsPending,
+  PreferencesPending
+)

@@ -1,0 +1,27 @@
+/** Server-Sent Events of a turn: `id: <taskId>:<seq>` so a client can resume with Last-Event-ID. */
+import { HttpServerResponse } from "@effect/platform"
+import { Duration, Option, Stream } from "effect"
+import type { TurnEvent } from "../../../services/node/TurnEngine.js"
+
+const encoder = new TextEncoder()
+
+export const encodeEvent = (event: TurnEvent): Uint8Array =>
+  encoder.encode(`id: ${event.taskId}:${event.seq}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`)
+
+/** A comment line now and then keeps proxies and idle timers from closing a quiet stream. */
+const keepAlive = Stream.tick(Duration.seconds(15)).pipe(Stream.drop(1), Stream.as(encoder.encode(": keep-alive\n\n")))
+
+export const response = (events: Stream.Stream<TurnEvent>) =>
+  HttpServerResponse.stream(
+    Stream.merge(Stream.map(events, encodeEvent), keepAlive, { haltStrategy: "left" }),
+    {
+      contentType: "text/event-stream",
+      headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+    }
+  )
+
+/** `<taskId>:<seq>` from a Last-Event-ID header. */
+export const parseLastEventId = (value: string | undefined): Option.Option<{ taskId: string; seq: number }> => {
+  const match = value === undefined ? null : /^(task_[A-Za-z0-9_-]{1,64}):(\d{1,9})$/.exec(value)
+  return match === null ? Option.none() : Option.some({ taskId: match[1]!, seq: Number(match[2]) })
+}

@@ -1,0 +1,296 @@
+/**
+ * The node contract against the spec's route tables: every route declared
+ * exactly once with its method, path and protection (public, any token
+ * holder, person-only), the OpenAPI description without the routes the spec
+ * keeps out of it, and the pending handlers answering 501.
+ */
+import { HttpApi, HttpApiBuilder, HttpServer, OpenApi } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { NodeApi } from "../../schema/node/Api.js"
+import { nodeError } from "../../schema/node/Errors.js"
+import { Authenticated, PersonOnly } from "../../schema/node/Security.js"
+import { PendingGroupsLive } from "../../src/node/handlers/Pending.js"
+
+type Protection = "public" | "authenticated" | "person-only"
+type Route = readonly [method: string, path: string, protection: Protection]
+
+const W = "/conversations/{id}/widgets/{instanceId}"
+
+/** Every route of spec/node-api.md, with the protection the spec gives it. */
+const expected: ReadonlyArray<Route> = [
+  // Public routes
+  ["GET", "/health", "public"],
+  ["GET", "/.well-known/app.json", "public"],
+  ["GET", "/openapi.json", "public"],
+  ["GET", "/connections/callback/{packageId}", "public"],
+  // Conversations and messages
+  ["GET", "/node", "authenticated"],
+  ["GET", "/conversations", "authenticated"],
+  ["POST", "/conversations", "authenticated"],
+  ["POST", "/conversations/{id}/messages", "authenticated"],
+  ["POST", "/conversations/{id}/messages/stream", "authenticated"],
+  ["POST", "/conversations/{id}/stop", "authenticated"],
+  ["GET", "/conversations/{id}/timeline", "authenticated"],
+  ["POST", "/conversations/{id}/questions/{questionId}/answer", "authenticated"],
+  ["POST", "/conversations/{id}/questions/{questionId}/cancel", "authenticated"],
+  ["POST", "/conversations/{id}/questions/{questionId}/ask-again", "authenticated"],
+  ["GET", "/composer/suggestions", "authenticated"],
+  ["POST", "/stop", "authenticated"],
+  ["POST", "/conversations/{id}/delete", "person-only"],
+  ["POST", "/app-intents/host-control/{controlId}", "person-only"],
+  ["POST", "/app-intents/confirm", "person-only"],
+  ["POST", "/app-intents", "authenticated"],
+  // Widget routes
+  ["POST", `${W}/export`, "person-only"],
+  ["POST", `${W}/actions`, "authenticated"],
+  ["GET", `${W}/jobs`, "authenticated"],
+  ["GET", `${W}/jobs/{jobId}`, "authenticated"],
+  ["POST", `${W}/jobs/{jobId}`, "authenticated"],
+  ["GET", `${W}/artifacts/{artifactId}/content`, "authenticated"],
+  ["POST", `${W}/artifacts`, "authenticated"],
+  ["POST", `${W}/artifacts/pick`, "person-only"],
+  ["POST", `${W}/artifacts/{artifactId}/chunks`, "authenticated"],
+  ["POST", `${W}/artifacts/{artifactId}/finalize`, "authenticated"],
+  ["POST", `${W}/artifacts/{artifactId}/attach`, "authenticated"],
+  ["DELETE", `${W}/artifacts/{artifactId}`, "authenticated"],
+  // Artifact routes outside a widget prefix
+  ["GET", "/artifacts/{artifactId}", "authenticated"],
+  ["GET", "/artifacts/{artifactId}/content", "authenticated"],
+  ["POST", "/artifacts/{artifactId}/export", "person-only"],
+  // Inbox, notices, work, effects
+  ["GET", "/inbox", "authenticated"],
+  ["POST", "/work/{id}/retry", "authenticated"],
+  ["POST", "/work/{id}/cancel", "authenticated"],
+  ["GET", "/work", "authenticated"],
+  ["GET", "/activity", "authenticated"],
+  ["POST", "/packages/install", "person-only"],
+  ["POST", "/packages/approvals/{approvalId}/decision", "person-only"],
+  ["POST", "/tasks/{taskId}/approvals/{approvalId}/decide", "person-only"],
+  ["POST", "/inbox/notices/{id}/skip-version", "authenticated"],
+  ["POST", "/inbox/notices/{id}/unskip-version", "authenticated"],
+  ["DELETE", "/inbox/skipped-versions/{kind}/{name}/{version}", "authenticated"],
+  // `update` is refused to machine surfaces by the handler, by action name
+  ["POST", "/inbox/notices/{id}/actions/{action}", "authenticated"],
+  ["POST", "/effects/{effectId}/reconcile", "person-only"],
+  ["POST", "/credentials", "authenticated"],
+  // Themes and appearance
+  ["GET", "/themes", "authenticated"],
+  ["GET", "/appearance", "authenticated"],
+  ["PUT", "/preferences/experience.themeRef", "authenticated"],
+  ["PUT", "/preferences/experience.accent", "authenticated"],
+  ["PUT", "/preferences/experience.density", "authenticated"],
+  ["PUT", "/preferences/experience.font", "authenticated"],
+  ["PUT", "/preferences/experience.codeFont", "authenticated"],
+  // Execution mode of turns from other programs (a token holder may change it)
+  ["PUT", "/preferences/execution.machineTurns", "authenticated"],
+  // Map tiles
+  ["PUT", "/preferences/maps.tilePolicy", "person-only"],
+  ["POST", "/preferences/maps.tilePolicy/undo", "person-only"],
+  ["GET", "/map-tiles", "authenticated"],
+  ["GET", "/map-tiles/key", "authenticated"],
+  ["PUT", "/map-tiles/key", "person-only"],
+  ["DELETE", "/map-tiles/key", "person-only"],
+  ["GET", "/map-tiles/{z}/{x}/{y}", "authenticated"]
+]
+
+interface Declared {
+  readonly group: string
+  readonly name: string
+  readonly method: string
+  readonly path: string
+  readonly protection: Protection | "both"
+  readonly errorStatuses: ReadonlyArray<number>
+}
+
+const declared: ReadonlyArray<Declared> = (() => {
+  const rows: Array<Declared> = []
+  HttpApi.reflect(NodeApi, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, errors, group, middleware }) => {
+      const tags: ReadonlySet<unknown> = middleware
+      const personOnly = tags.has(PersonOnly)
+      const authenticated = tags.has(Authenticated)
+      rows.push({
+        group: group.identifier,
+        name: endpoint.name,
+        method: endpoint.method,
+        path: endpoint.path.replace(/:(\w+)/g, "{$1}"),
+        protection: personOnly && authenticated ? "both" : personOnly ? "person-only" : authenticated ? "authenticated" : "public",
+        errorStatuses: [...errors.keys()]
+      })
+    }
+  })
+  return rows
+})()
+
+const key = (method: string, path: string) => `${method} ${path}`
+
+describe("node contract", () => {
+  it("declares every route of the spec", () => {
+    const routes = new Set(declared.map((row) => key(row.method, row.path)))
+    const missing = expected.filter(([method, path]) => !routes.has(key(method, path)))
+    expect(missing).toEqual([])
+  })
+
+  it("declares no route the spec does not list", () => {
+    const listed = new Set(expected.map(([method, path]) => key(method, path)))
+    const extra = declared.filter((row) => !listed.has(key(row.method, row.path))).map((row) => key(row.method, row.path))
+    expect(extra).toEqual([])
+  })
+
+  it("declares each route exactly once", () => {
+    const counts = new Map<string, number>()
+    for (const row of declared) counts.set(key(row.method, row.path), (counts.get(key(row.method, row.path)) ?? 0) + 1)
+    expect([...counts].filter(([, count]) => count > 1)).toEqual([])
+    expect(new Set(expected.map(([method, path]) => key(method, path))).size).toBe(expected.length)
+  })
+
+  it("protects each route as the spec says", () => {
+    const protectionOf = new Map(declared.map((row) => [key(row.method, row.path), row.protection]))
+    const wrong = expected
+      .filter(([method, path, protection]) => protectionOf.get(key(method, path)) !== protection)
+      .map(([method, path, protection]) => ({ route: key(method, path), expected: protection, declared: protectionOf.get(key(method, path)) }))
+    expect(wrong).toEqual([])
+  })
+
+  it("lists the person-only routes of the Authentication section", () => {
+    const personOnly = declared
+      .filter((row) => row.protection === "person-only")
+      .map((row) => key(row.method, row.path))
+      .sort()
+    expect(personOnly).toEqual(
+      [
+        "POST /app-intents/host-control/{controlId}",
+        "POST /tasks/{taskId}/approvals/{approvalId}/decide",
+        "POST /packages/install",
+        "POST /packages/approvals/{approvalId}/decision",
+        "POST /effects/{effectId}/reconcile",
+        `POST ${W}/export`,
+        `POST ${W}/artifacts/pick`,
+        "POST /artifacts/{artifactId}/export",
+        "POST /conversations/{id}/delete",
+        "POST /app-intents/confirm",
+        "PUT /preferences/maps.tilePolicy",
+        "POST /preferences/maps.tilePolicy/undo",
+        "PUT /map-tiles/key",
+        "DELETE /map-tiles/key"
+      ].sort()
+    )
+  })
+
+  it("declares the statuses of the codes the spec lists for a route", () => {
+    const statusesOf = new Map(declared.map((row) => [key(row.method, row.path), row.errorStatuses]))
+    const needs: ReadonlyArray<readonly [string, ReadonlyArray<number>]> = [
+      [`POST ${W}/actions`, [400, 403, 404, 409, 429, 502, 503, 504]],
+      [`GET ${W}/jobs/{jobId}`, [404, 503]],
+      [`POST ${W}/jobs/{jobId}`, [404, 409]],
+      [`POST ${W}/artifacts/{artifactId}/chunks`, [403, 409, 429]],
+      [`DELETE ${W}/artifacts/{artifactId}`, [403, 404]],
+      ["GET /artifacts/{artifactId}", [404]],
+      ["GET /artifacts/{artifactId}/content", [404, 409]],
+      ["POST /work/{id}/retry", [404, 409, 429]],
+      ["POST /packages/install", [400, 403, 409, 503]],
+      ["POST /packages/approvals/{approvalId}/decision", [400, 403, 409]],
+      ["POST /inbox/notices/{id}/skip-version", [409]],
+      ["POST /inbox/notices/{id}/actions/{action}", [400, 403, 404, 409]],
+      ["POST /effects/{effectId}/reconcile", [404, 409]],
+      ["PUT /preferences/experience.themeRef", [400, 409]],
+      ["PUT /preferences/maps.tilePolicy", [400]],
+      ["GET /map-tiles/{z}/{x}/{y}", [400, 404, 429, 502, 503]],
+      ["POST /conversations/{id}/delete", [404, 409]]
+    ]
+    const lacking = needs.flatMap(([route, statuses]) =>
+      statuses.filter((status) => !(statusesOf.get(route) ?? []).includes(status)).map((status) => `${route} ${status}`)
+    )
+    expect(lacking).toEqual([])
+  })
+})
+
+describe("node OpenAPI description", () => {
+  const spec = OpenApi.fromApi(NodeApi)
+  const paths = Object.keys(spec.paths)
+
+  it("leaves out the theme, appearance, experience preference and inbox routes", () => {
+    expect(paths.filter((path) => /^\/(?:themes|appearance|inbox)(?:\/|$)|^\/preferences\/experience\./.test(path))).toEqual(
+      []
+    )
+  })
+
+  it("describes the conversation routes", () => {
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "/conversations",
+        "/conversations/{id}/messages",
+        "/conversations/{id}/messages/stream",
+        "/conversations/{id}/timeline",
+        "/conversations/{id}/delete"
+      ])
+    )
+  })
+})
+
+// ---------------------------------------------------------------------------
+// The pending handlers behind a real router
+
+const person = { surface: "person", channel: "text" } as const
+const AuthenticatedStub = Layer.succeed(Authenticated, Authenticated.of({ bearer: () => Effect.succeed(person) }))
+const PersonOnlyStub = Layer.succeed(PersonOnly, PersonOnly.of({ bearer: () => Effect.succeed(person) }))
+
+const unbuilt = () => Effect.fail(nodeError("NOT_IMPLEMENTED", "Not in this test"))
+const DeclaredGroupsStub = Layer.mergeAll(
+  HttpApiBuilder.group(NodeApi, "public", (handlers) =>
+    handlers.handle("health", unbuilt).handle("discovery", unbuilt).handle("openapi", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "conversations", (handlers) =>
+    handlers
+      .handle("node", unbuilt)
+      .handle("list", unbuilt)
+      .handle("create", unbuilt)
+      .handle("send", unbuilt)
+      .handle("stream", unbuilt)
+      .handle("stop", unbuilt)
+      .handle("timeline", unbuilt)
+      .handle("emergencyStop", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "questions", (handlers) =>
+    handlers.handle("answer", unbuilt).handle("cancel", unbuilt).handle("askAgain", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "hostControl", (handlers) => handlers.handle("answer", unbuilt))
+)
+
+const sampleParams: Record<string, string> = { z: "1", x: "1", y: "1", kind: "package" }
+const concrete = (path: string) => path.replace(/\{(\w+)\}/g, (_, name: string) => sampleParams[name] ?? "sample1")
+
+describe("pending node handlers", () => {
+  it("route every declared path and answer 501 NOT_IMPLEMENTED", async () => {
+    const { dispose, handler } = HttpApiBuilder.toWebHandler(
+      Layer.mergeAll(
+        HttpApiBuilder.api(NodeApi).pipe(
+          Layer.provide(PendingGroupsLive),
+          Layer.provide(DeclaredGroupsStub),
+          Layer.provide(AuthenticatedStub),
+          Layer.provide(PersonOnlyStub)
+        ),
+        HttpServer.layerContext
+      )
+    )
+    try {
+      for (const [method, path] of expected) {
+        const response = await handler(
+          new Request(`http://node.test${concrete(path)}`, {
+            method,
+            headers: { authorization: "Bearer test", "content-type": "application/json" },
+            ...(method === "GET" ? {} : { body: "{}" })
+          })
+        )
+        // Routed: the handler (501) or the payload decoding (400) answered, never the router's 404.
+        expect([400, 501], `${method} ${path}`).toContain(response.status)
+      }
+      for (const path of ["/themes", "/inbox", "/map-tiles/3/2/1", "/work", "/artifacts/a1"]) {
+        const response = await handler(new Request(`http://node.test${path}`, { headers: { authorization: "Bearer test" } }))
+        expect(response.status).toBe(501)
+        expect(await response.json()).toEqual({ code: "NOT_IMPLEMENTED", message: expect.any(String) })
+      }
+    } finally {
+      await dispose()
+    }
+  })
+})
