@@ -172,7 +172,10 @@ export const failures = (provider: string, secrets: ReadonlyArray<Redacted.Redac
             : `Could not send the request to ${provider}`
         )
       case "MalformedOutput":
-        return make(`${provider} sent output that could not be understood`)
+        return make(
+          `${provider} sent output that could not be understood (a malformed event, or a call to a tool ` +
+            "that was not offered)"
+        )
       case "MalformedInput":
         return make(`The request could not be prepared for ${provider}`)
       case "UnknownError": {

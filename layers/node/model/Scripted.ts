@@ -83,11 +83,14 @@ export const fromScript = (script: Script): Layer.Layer<ModelProvider> =>
     })
   )
 
+export const decodeScript = (input: unknown): Script =>
+  Schema.decodeUnknownSync(Script)(input, { onExcessProperty: "error" })
+
 /** The scripted model of `--model scripted:FILE`. */
 export const layer = (file: string): Layer.Layer<ModelProvider> =>
   Layer.unwrapEffect(
     Effect.try({
-      try: () => Schema.decodeUnknownSync(Script)(JSON.parse(fs.readFileSync(file, "utf8")), { onExcessProperty: "error" }),
+      try: () => decodeScript(JSON.parse(fs.readFileSync(file, "utf8"))),
       catch: (error) => new Error(`Cannot use the script ${file}: ${String(error)}`)
     }).pipe(Effect.map(fromScript), Effect.orDie)
   )

@@ -268,6 +268,20 @@ describe("Anthropic", () => {
       expect(error.message).not.toContain("Overloaded,")
     }))
 
+  it.live("a call to a tool that was not offered is a provider-error (the library cannot decode it)", () =>
+    Effect.gen(function*() {
+      reply = sse([
+        messageStart,
+        { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_9", name: "made_up", input: {} } },
+        delta(0, { type: "input_json_delta", partial_json: "{}" }),
+        stop(0),
+        ...messageEnd("tool_use")
+      ])
+      const error = yield* failure(run(request))
+      expect(error.code).toBe("provider-error")
+      expect(error.message).toContain("a tool that was not offered")
+    }))
+
   it.effect("info names the provider and the model", () =>
     Effect.gen(function*() {
       const provider = yield* ModelProvider

@@ -1,0 +1,210 @@
+/**
+ * A real node HTTP server on a loopback port over a real data dir, built inside
+ * the test's scope: it runs on the test's clock, so TestClock drives delays,
+ * wall clocks and expiries while requests go over real HTTP.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Duration, Effect, Layer, Redacted, type Scope } from "effect"
+import * as fs from "node:fs"
+import { createServer } from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Scripted from "../../layers/node/model/Scripted.js"
+import type { TurnSettings } from "../../layers/node/TurnSupervisor.js"
+import { serveApi } from "../../src/http/ServeApi.js"
+import { ApiLive } from "../../src/node/Server.js"
+
+export const appSecret = "test-app-secret"
+
+export type As = "person" | "voice" | "cli-api" | "none" | "wrong-token"
+
+export interface RunningNode {
+  readonly baseUrl: string
+  readonly dataDir: string
+  readonly token: string
+  readonly headers: (as: As) => Record<string, string>
+  readonly request: (
+    method: string,
+    path: string,
+    options?: { readonly body?: unknown; readonly as?: As; readonly headers?: Record<string, string> }
+  ) => Effect.Effect<{ readonly status: number; readonly headers: Headers; readonly body: any }>
+  /** Opens an SSE stream and collects its events as they arrive. */
+  readonly stream: (
+    path: string,
+    body: unknown,
+    options?: { readonly as?: As; readonly headers?: Record<string, string> }
+  ) => Effect.Effect<SseStream, never, Scope.Scope>
+}
+
+export interface SseEvent {
+  readonly id: string | undefined
+  readonly event: string
+  readonly data: any
+}
+
+export interface SseStream {
+  readonly status: number
+  readonly events: Array<SseEvent>
+  /** Waits (on real time) until `predicate` holds for the events received so far. */
+  readonly until: (predicate: (events: ReadonlyArray<SseEvent>) => boolean) => Effect.Effect<ReadonlyArray<SseEvent>>
+  readonly ended: Effect.Effect<ReadonlyArray<SseEvent>>
+  /** Drops the connection, as a client that goes away. */
+  readonly abort: Effect.Effect<void>
+}
+
+export class TestNode extends Context.Tag("test/TestNode")<TestNode, RunningNode>() {}
+
+export const defaultTurns: TurnSettings = {
+  wallClock: Duration.minutes(5),
+  hostControlWait: Duration.seconds(5),
+  questionTtl: Duration.hours(24)
+}
+
+export const makeDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "clark-node-"))
+
+const parse = (chunk: string): SseEvent | undefined => {
+  let id: string | undefined
+  let event = "message"
+  const data: Array<string> = []
+  for (const line of chunk.split("\n")) {
+    if (line.startsWith("id: ")) id = line.slice(4)
+    else if (line.startsWith("event: ")) event = line.slice(7)
+    else if (line.startsWith("data: ")) data.push(line.slice(6))
+  }
+  return data.length === 0 ? undefined : { id, event, data: JSON.parse(data.join("\n")) }
+}
+
+/** A node serving `script` on `dataDir` (a new temporary one unless given). */
+export const layer = (options: {
+  readonly script?: Scripted.ScriptInput
+  readonly dataDir?: string
+  readonly turns?: Partial<TurnSettings>
+}) =>
+  Layer.scoped(
+    TestNode,
+    Effect.gen(function*() {
+      const dataDir = options.dataDir ?? makeDataDir()
+      const script = Scripted.fromScript(
+        (yield* Effect.orDie(
+          Effect.try(() =>
+            // Decoding fills the script's defaults.
+            Scripted.decodeScript(options.script ?? {})
+          )
+        ))
+      )
+      const server = serveApi(
+        ApiLive({
+          dataDir,
+          appSecret: Redacted.make(appSecret),
+          model: script,
+          turns: { ...defaultTurns, ...options.turns }
+        })
+      ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+      const context = yield* Layer.build(server)
+      const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(
+        Effect.provide(context)
+      )
+      const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+      const headers = (as: As): Record<string, string> => {
+        switch (as) {
+          case "none":
+            return {}
+          case "wrong-token":
+            return { authorization: "Bearer not-the-token" }
+          case "cli-api":
+            return { authorization: `Bearer ${token}` }
+          case "person":
+            return { authorization: `Bearer ${token}`, "x-app-secret": appSecret }
+          case "voice":
+            return { authorization: `Bearer ${token}`, "x-app-secret": appSecret, "x-app-channel": "voice" }
+        }
+      }
+      const request: RunningNode["request"] = (method, p, opts = {}) =>
+        Effect.promise(async () => {
+          const response = await fetch(`${baseUrl}${p}`, {
+            method,
+            headers: {
+              ...headers(opts.as ?? "person"),
+              ...(opts.body === undefined ? {} : { "content-type": "application/json" }),
+              ...opts.headers
+            },
+            ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) })
+          })
+          const text = await response.text()
+          let body: unknown = text
+          try {
+            body = JSON.parse(text)
+          } catch {
+            // not JSON
+          }
+          return { status: response.status, headers: response.headers, body }
+        })
+      const stream: RunningNode["stream"] = (p, body, opts = {}) =>
+        Effect.gen(function*() {
+          const controller = new AbortController()
+          const response = yield* Effect.promise(() =>
+            fetch(`${baseUrl}${p}`, {
+              method: "POST",
+              headers: { ...headers(opts.as ?? "person"), "content-type": "application/json", ...opts.headers },
+              body: JSON.stringify(body),
+              signal: controller.signal
+            })
+          )
+          const events: Array<SseEvent> = []
+          let listeners: Array<() => void> = []
+          let done = false
+          const notify = () => {
+            const current = listeners
+            listeners = []
+            for (const listener of current) listener()
+          }
+          const pump = (async () => {
+            if (response.body === null) return
+            const reader = response.body.getReader()
+            const decoder = new TextDecoder()
+            let buffer = ""
+            try {
+              for (;;) {
+                const { done: finished, value } = await reader.read()
+                if (finished) break
+                buffer += decoder.decode(value, { stream: true })
+                let end = buffer.indexOf("\n\n")
+                while (end >= 0) {
+                  const event = parse(buffer.slice(0, end))
+                  buffer = buffer.slice(end + 2)
+                  if (event !== undefined) events.push(event)
+                  end = buffer.indexOf("\n\n")
+                }
+                notify()
+              }
+            } catch {
+              // aborted
+            } finally {
+              done = true
+              notify()
+            }
+          })()
+          yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
+          const until: SseStream["until"] = (predicate) =>
+            Effect.promise(() =>
+              new Promise<ReadonlyArray<SseEvent>>((resolve, reject) => {
+                const check = () => {
+                  if (predicate(events)) resolve([...events])
+                  else if (done) reject(new Error(`stream ended before the condition held: ${JSON.stringify(events)}`))
+                  else listeners.push(check)
+                }
+                check()
+              })
+            )
+          return {
+            status: response.status,
+            events,
+            until,
+            ended: Effect.promise(() => pump.then(() => [...events])),
+            abort: Effect.sync(() => controller.abort())
+          } satisfies SseStream
+        })
+      return { baseUrl, dataDir, token, headers, request, stream } satisfies RunningNode
+    })
+  )
