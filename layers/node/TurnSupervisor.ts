@@ -882,6 +882,9 @@ export const make = (settings: TurnSettings) =>
         yield* requireConversation(conversationId)
         const question = yield* questionIn(conversationId, questionId)
         if (question.status !== "open") return yield* Effect.fail(closed(question))
+        if (!question.prompt.allowText && answer.text !== undefined && answer.text.length > 0) {
+          return yield* Effect.fail(nodeError("INVALID_INPUT", "This question takes one of its options, not text"))
+        }
         const chosen = question.prompt.options.filter((o) => answer.optionIds?.includes(o.id))
         if ((answer.optionIds ?? []).length !== chosen.length) {
           return yield* Effect.fail(nodeError("INVALID_INPUT", "optionIds names an option the question does not offer"))

@@ -13,7 +13,7 @@ const script: ScriptInput = {
   ]
 }
 
-const withNode = <A, E>(effect: Effect.Effect<A, E, TestNode>, options: Parameters<typeof NodeServer.layer>[0] = { script }) =>
+const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>, options: Parameters<typeof NodeServer.layer>[0] = { script }) =>
   Effect.provide(effect, NodeServer.layer(options))
 
 const conversation = Effect.gen(function*() {
@@ -29,6 +29,17 @@ const timeline = (id: string) =>
   )
 
 const textOf = (entry: any) => entry.blocks.filter((b: any) => b.type === "text").map((b: any) => b.text).join("")
+
+/** Polls on real time (the test clock stands still) until `done` holds, for at most 2 seconds. */
+const waitFor = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const value = yield* effect
+      if (done(value)) return value
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+    }
+    return yield* effect
+  })
 
 const hasEvent = (name: string) => (events: ReadonlyArray<NodeServer.SseEvent>) => events.some((e) => e.event === name)
 
@@ -64,4 +75,310 @@ describe("messages", () => {
       expect(done.resolution).toBe("answered")
       expect(textOf(done.timeline.entries[1])).toBe("one two")
     })))
+})
+
+/** Starts a "slow" turn on the stream route and waits until its reply is being written. */
+const writingTurn = (id: string, as: NodeServer.As = "person", text = "slow") =>
+  Effect.gen(function*() {
+    const node = yield* TestNode
+    const stream = yield* node.stream(`/conversations/${id}/messages/stream`, { text }, { as })
+    yield* stream.until(hasEvent("delta"))
+    return stream
+  })
+
+const doneOf = (events: ReadonlyArray<NodeServer.SseEvent>) => events.find((e) => e.event === "done")!.data
+
+describe("rule 4: bare text from the same origin and channel is steered into the turn being written", () => {
+  it.scoped("on the streaming route: done says steered with no message ids, and the turn answers it", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const first = yield* writingTurn(id)
+      const steer = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "and blue" })
+      yield* TestClock.adjust(Duration.seconds(1))
+      const steered = doneOf(yield* steer.ended)
+      const answered = doneOf(yield* first.ended)
+      expect(steered.resolution).toBe("steered")
+      expect(steered.messageIds).toEqual([])
+      expect(steered.taskId).toBe(answered.taskId)
+      expect(answered.resolution).toBe("answered")
+      const entries = yield* timeline(id)
+      expect(entries.map((e) => [e.role, e.status, e.taskId === answered.taskId])).toEqual([
+        ["user", "complete", true],
+        ["assistant", "complete", true],
+        ["user", "complete", true]
+      ])
+      // The model saw the steered message in the same turn.
+      expect(textOf(entries[1])).toBe("one twoYou said: and blue")
+    })))
+
+  it.scoped("on the waiting route too", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const first = yield* writingTurn(id, "cli-api")
+      const fiber = yield* Effect.fork(
+        node.request("POST", `/conversations/${id}/messages`, { body: { text: "more" }, as: "cli-api" })
+      )
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+      yield* TestClock.adjust(Duration.seconds(1))
+      const response = yield* fiber.await.pipe(Effect.flatten)
+      expect(response.status).toBe(200)
+      expect(response.body.resolution).toBe("steered")
+      expect(response.body.messageIds).toEqual([])
+      expect(doneOf(yield* first.ended).resolution).toBe("answered")
+    })))
+})
+
+describe("rule 2: another origin, or typed text during a spoken turn, is never steered in", () => {
+  it.scoped("a message from another surface waits and is answered as its own turn with its own origin", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const first = yield* writingTurn(id, "person")
+      const other = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "hello" }, { as: "cli-api" })
+      yield* TestClock.adjust(Duration.seconds(1))
+      const firstDone = doneOf(yield* first.ended)
+      const otherDone = doneOf(yield* other.ended)
+      expect(firstDone.resolution).toBe("answered")
+      expect(otherDone.resolution).toBe("answered")
+      expect(otherDone.taskId).not.toBe(firstDone.taskId)
+      const [user] = otherDone.timeline.entries
+      expect(user).toMatchObject({ origin: "cli-api", role: "user" })
+      expect(textOf(otherDone.timeline.entries[1])).toBe("You said: hello")
+      expect(textOf(firstDone.timeline.entries[1])).toBe("one two")
+    })))
+
+  it.scoped("typed text during a spoken turn waits", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const spoken = yield* writingTurn(id, "voice")
+      const typed = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "typed" }, { as: "person" })
+      yield* TestClock.adjust(Duration.seconds(1))
+      const spokenDone = doneOf(yield* spoken.ended)
+      const typedDone = doneOf(yield* typed.ended)
+      expect(typedDone.resolution).toBe("answered")
+      expect(typedDone.taskId).not.toBe(spokenDone.taskId)
+      expect(typedDone.timeline.entries[0]).toMatchObject({ origin: "person", channel: "text" })
+      expect(spokenDone.timeline.entries[0]).toMatchObject({ origin: "person", channel: "voice" })
+    })))
+})
+
+describe("rule 3: the waiting route interrupts a running turn for a message with references", () => {
+  it.scoped("the running reply is kept and labelled stopped; the new message is answered next", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const other = yield* conversation
+      const first = yield* writingTurn(id)
+      const response = yield* node.request("POST", `/conversations/${id}/messages`, {
+        body: { text: "look at this", references: { version: 1, items: [{ kind: "conversation", id: other }] } }
+      })
+      expect(response.status).toBe(200)
+      expect(response.body.resolution).toBe("answered")
+      const firstDone = doneOf(yield* first.ended)
+      expect(firstDone.resolution).toBe("stopped")
+      const reply = firstDone.timeline.entries[1]
+      expect(reply).toMatchObject({ status: "stopped", note: "Interrupted by a newer message." })
+      expect(textOf(reply)).toBe("one ")
+    })))
+
+  it.scoped("on the streaming route the same message waits instead (rule 4: never a second prompt)", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const other = yield* conversation
+      const first = yield* writingTurn(id)
+      const second = yield* node.stream(`/conversations/${id}/messages/stream`, {
+        text: "look at this",
+        references: { version: 1, items: [{ kind: "conversation", id: other }] }
+      })
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(doneOf(yield* first.ended).resolution).toBe("answered")
+      expect(doneOf(yield* second.ended).resolution).toBe("answered")
+    })))
+})
+
+describe("rule 5: a turn being set up is never stopped by a new message", () => {
+  it.scoped("a message arriving before the first event waits for the turn, which completes", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const first = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "late" })
+      const second = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "next" })
+      yield* TestClock.adjust(Duration.seconds(1))
+      const firstDone = doneOf(yield* first.ended)
+      const secondDone = doneOf(yield* second.ended)
+      expect(firstDone.resolution).toBe("answered")
+      expect(textOf(firstDone.timeline.entries[1])).toBe("finally")
+      expect(secondDone.resolution).toBe("answered")
+      expect(textOf(secondDone.timeline.entries[1])).toBe("You said: next")
+    })))
+})
+
+describe("rule 6: stop cancels every waiting message", () => {
+  it.scoped("stop keeps the written text labelled stopped; waiting messages are saved with a cancelled card", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const first = yield* writingTurn(id, "person")
+      const waiting = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "queued" }, { as: "cli-api" })
+      const stop = yield* node.request("POST", `/conversations/${id}/stop`, { body: { source: "chat" } })
+      expect(stop.body).toEqual({ stopped: true })
+      const firstDone = doneOf(yield* first.ended)
+      expect(firstDone.resolution).toBe("stopped")
+      expect(textOf(firstDone.timeline.entries[1])).toBe("one ")
+      const waitingDone = doneOf(yield* waiting.ended)
+      expect(waitingDone.resolution).toBe("cancelled")
+      const entries = yield* timeline(id)
+      const queued = entries.find((e) => textOf(e) === "queued")
+      expect(queued).toMatchObject({ role: "user", origin: "cli-api" })
+      expect(entries.at(-1)).toMatchObject({ role: "assistant", status: "cancelled", note: "Stopped before it started." })
+      const again = yield* node.request("POST", `/conversations/${id}/stop`, { body: {} })
+      expect(again.body).toEqual({ stopped: false })
+    })))
+
+  it.scoped("emergency stop ends every turn in every conversation and reports the counts", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const ids = yield* Effect.all(Array.from({ length: 5 }, () => conversation))
+      const streams = yield* Effect.forEach(ids, (id) => writingTurn(id))
+      const waiting = yield* node.stream(`/conversations/${ids[0]}/messages/stream`, { text: "queued" }, { as: "cli-api" })
+      const stop = yield* node.request("POST", "/stop", { as: "cli-api" })
+      expect(stop.status).toBe(200)
+      expect(stop.body).toEqual({ stopped: { turns: 5, waiting: 1, jobs: 0, commands: 0 } })
+      for (const stream of streams) expect(doneOf(yield* stream.ended).resolution).toBe("stopped")
+      expect(doneOf(yield* waiting.ended).resolution).toBe("cancelled")
+    })))
+})
+
+describe("rule 7: references are re-checked on arrival", () => {
+  it.scoped("a missing reference refuses the whole message with 400 naming it, storing nothing", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const ref = { kind: "conversation", id: "conv_gone" }
+      const response = yield* node.request("POST", `/conversations/${id}/messages`, {
+        body: { text: "see", references: { version: 1, items: [ref] } }
+      })
+      expect(response.status).toBe(400)
+      expect(response.body).toMatchObject({ code: "REFERENCE_NOT_AVAILABLE", reference: ref })
+      expect(yield* timeline(id)).toEqual([])
+    })))
+
+  it.scoped("more than 8 references is invalid input", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const items = Array.from({ length: 9 }, () => ({ kind: "conversation", id }))
+      const response = yield* node.request("POST", `/conversations/${id}/messages`, {
+        body: { text: "see", references: { version: 1, items } }
+      })
+      expect(response.status).toBe(400)
+      expect(response.body.code).toBe("INVALID_INPUT")
+      expect(yield* timeline(id)).toEqual([])
+    })))
+})
+
+describe("rule 8: a single turn stops at the wall-clock limit", () => {
+  it.scoped("after 5 minutes the reply is stopped with its text and a note", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const stream = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "forever" })
+      yield* stream.until(hasEvent("delta"))
+      yield* TestClock.adjust(Duration.minutes(5))
+      const done = doneOf(yield* stream.ended)
+      expect(done.resolution).toBe("stopped")
+      expect(done.timeline.entries[1]).toMatchObject({ status: "stopped", note: "Stopped after the 5m limit of a single turn." })
+      expect(textOf(done.timeline.entries[1])).toBe("start ")
+    })))
+})
+
+describe("following turns", () => {
+  it.scoped("a client that disconnects does not stop the turn", () =>
+    withNode(Effect.gen(function*() {
+      const id = yield* conversation
+      const stream = yield* writingTurn(id)
+      yield* stream.abort
+      yield* TestClock.adjust(Duration.seconds(1))
+      const entries = yield* waitFor(timeline(id), (entries) => entries[1]?.status === "complete")
+      expect(entries[1]).toMatchObject({ status: "complete" })
+      expect(textOf(entries[1])).toBe("one two")
+    })))
+
+  it.scoped("a client resumes with Last-Event-ID and gets every later event once", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const first = yield* writingTurn(id)
+      const lastId = first.events.at(-1)!.id!
+      yield* first.abort
+      const resumed = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "ignored" }, {
+        headers: { "last-event-id": lastId }
+      })
+      yield* TestClock.adjust(Duration.seconds(1))
+      const events = yield* resumed.ended
+      expect(events.map((e) => e.event)).toEqual(["delta", "done"])
+      expect(events[0]!.data).toEqual({ text: "two" })
+      expect(events[0]!.id).toBe(`${lastId.split(":")[0]}:${Number(lastId.split(":")[1]) + 1}`)
+      // The resumed request did not submit a message.
+      expect((yield* timeline(id)).filter((e) => e.role === "user")).toHaveLength(1)
+    })))
+
+  it.scoped("a retried submission with the same client request id never starts a second turn", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const body = { text: "hello", clientRequestId: "req-1" }
+      const first = yield* node.request("POST", `/conversations/${id}/messages`, { body })
+      const retry = yield* node.request("POST", `/conversations/${id}/messages`, { body })
+      expect(retry.status).toBe(200)
+      expect(retry.body.taskId).toBe(first.body.taskId)
+      expect(retry.body.resolution).toBe("answered")
+      expect(yield* timeline(id)).toHaveLength(2)
+    })))
+
+  it.scoped("several clients follow one turn", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const first = yield* writingTurn(id)
+      const taskId = first.events[0]!.id!.split(":")[0]
+      const followers = yield* Effect.forEach([1, 2, 3], () =>
+        node.stream(`/conversations/${id}/messages/stream`, { text: "x" }, { headers: { "last-event-id": `${taskId}:0` } }))
+      yield* Effect.forEach(followers, (f) => f.until(hasEvent("delta")))
+      yield* TestClock.adjust(Duration.seconds(1))
+      const all = yield* Effect.forEach([first, ...followers], (s) => s.ended)
+      for (const events of all) expect(events.map((e) => e.event)).toEqual(["reasoning", "delta", "delta", "done"])
+    })))
+})
+
+describe("typed app intents", () => {
+  it.scoped("'open settings' is answered with an appIntent and never reaches the model", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const response = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "Open settings" } })
+      expect(response.status).toBe(200)
+      expect(response.body).toMatchObject({ resolution: "app-intent", taskId: null, appIntent: { kind: "open-settings" } })
+      const entries = yield* timeline(id)
+      expect(entries.map((e) => e.role)).toEqual(["user"])
+    })))
+})
+
+describe("no model configured", () => {
+  it.scoped("a message gets an error event telling how to configure one", () =>
+    Effect.gen(function*() {
+      const node = yield* TestNode
+      const info = yield* node.request("GET", "/node")
+      expect(info.body.model).toBeNull()
+      const id = yield* conversation
+      const stream = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "hi" })
+      const events = yield* stream.ended
+      expect(events.map((e) => e.event)).toEqual(["error", "done"])
+      expect(events[0]!.data.message).toMatch(/--model/)
+      expect(doneOf(events).resolution).toBe("failed")
+    }).pipe(Effect.provide(NodeServer.layer({ model: "none" }))))
 })

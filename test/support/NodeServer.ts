@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import { createServer } from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as NoModel from "../../layers/node/model/NoModel.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import type { TurnSettings } from "../../layers/node/TurnSupervisor.js"
 import { serveApi } from "../../src/http/ServeApi.js"
@@ -78,6 +79,8 @@ const parse = (chunk: string): SseEvent | undefined => {
 /** A node serving `script` on `dataDir` (a new temporary one unless given). */
 export const layer = (options: {
   readonly script?: Scripted.ScriptInput
+  /** "none" runs the node without a model. */
+  readonly model?: "scripted" | "none"
   readonly dataDir?: string
   readonly turns?: Partial<TurnSettings>
 }) =>
@@ -85,7 +88,7 @@ export const layer = (options: {
     TestNode,
     Effect.gen(function*() {
       const dataDir = options.dataDir ?? makeDataDir()
-      const script = Scripted.fromScript(
+      const script = options.model === "none" ? NoModel.layer : Scripted.fromScript(
         (yield* Effect.orDie(
           Effect.try(() =>
             // Decoding fills the script's defaults.

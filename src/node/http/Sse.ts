@@ -11,9 +11,15 @@ export const encodeEvent = (event: TurnEvent): Uint8Array =>
 /** A comment line now and then keeps proxies and idle timers from closing a quiet stream. */
 const keepAlive = Stream.tick(Duration.seconds(15)).pipe(Stream.drop(1), Stream.as(encoder.encode(": keep-alive\n\n")))
 
+/** Sent first, so the headers leave at once even when the turn has nothing to say yet (a waiting message). */
+const opening = encoder.encode(": connected\n\n")
+
 export const response = (events: Stream.Stream<TurnEvent>) =>
   HttpServerResponse.stream(
-    Stream.merge(Stream.map(events, encodeEvent), keepAlive, { haltStrategy: "left" }),
+    Stream.concat(
+      Stream.succeed(opening),
+      Stream.merge(Stream.map(events, encodeEvent), keepAlive, { haltStrategy: "left" })
+    ),
     {
       contentType: "text/event-stream",
       headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }

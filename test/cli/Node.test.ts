@@ -1,0 +1,334 @@
+/**
+ * The real `clark node` client commands, end to end: a node started with
+ * `clark node serve` on a temporary data dir and a scripted model, then each
+ * command run as its own process (`node --import tsx src/cli/main.ts node …`),
+ * checking exit codes and what it prints.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+/** The tsx loader by absolute URL, as in the marketplace CLI test. */
+const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href
+const main = path.join(root, "src/cli/main.ts")
+
+/** Every child process is killed after this long. */
+const commandTimeout = 60_000
+const slow = 120_000
+
+/** How long the scripted turn named "long" keeps writing, so it can be stopped midway. */
+const longDelay = 20_000
+
+interface Outcome {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** The environment of every command: no node URL or data dir inherited from the caller. */
+const baseEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
+  const { CLARK_NODE_URL: _u, CC_DATA_DIR: _d, CC_APP_SECRET: _s, LOG_FORMAT: _f, LOG_LEVEL: _l, NO_COLOR: _n, ...rest } =
+    process.env
+  return { ...rest, ...extra }
+}
+
+let tmp: string
+let dataDir: string
+let baseUrl: string
+let server: ChildProcess | undefined
+let serverOutput = ""
+
+/** The node the commands talk to, given the usual way: CLARK_NODE_URL and CC_DATA_DIR. */
+const nodeEnv = () => ({ CLARK_NODE_URL: baseUrl, CC_DATA_DIR: dataDir })
+
+const clark = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = nodeEnv()) =>
+  new Promise<Outcome>((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", tsx, main, "node", ...args],
+      { cwd: root, env: baseEnv(env), timeout: commandTimeout, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        resolve({ code, signal: error?.signal ?? null, stdout, stderr })
+      }
+    )
+  })
+
+interface Chunk {
+  readonly at: number
+  readonly text: string
+}
+
+/** A command whose stdout is read chunk by chunk as it arrives. */
+const clarkIncremental = (args: ReadonlyArray<string>) => {
+  const child = spawn(process.execPath, ["--import", tsx, main, "node", ...args], {
+    cwd: root,
+    env: baseEnv(nodeEnv()),
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: commandTimeout
+  })
+  const chunks: Array<Chunk> = []
+  let stderr = ""
+  const listeners = new Set<() => void>()
+  child.stdout.setEncoding("utf8")
+  child.stdout.on("data", (text: string) => {
+    chunks.push({ at: Date.now(), text })
+    for (const listener of listeners) listener()
+  })
+  child.stderr.on("data", (chunk) => (stderr += String(chunk)))
+  const stdout = () => chunks.map((c) => c.text).join("")
+  return {
+    chunks,
+    stdout,
+    /** Resolves once stdout holds `text`; fails after `ms`. */
+    waitFor: (text: string, ms = commandTimeout) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!stdout().includes(text)) return
+          listeners.delete(check)
+          clearTimeout(timer)
+          resolve()
+        }
+        const timer = setTimeout(() => {
+          listeners.delete(check)
+          reject(new Error(`no ${JSON.stringify(text)} within ${ms} ms; stdout: ${stdout()}; stderr: ${stderr}`))
+        }, ms)
+        listeners.add(check)
+        check()
+      }),
+    done: new Promise<Outcome>((resolve) => {
+      child.once("close", (code, signal) => resolve({ code, signal, stdout: stdout(), stderr }))
+    })
+  }
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+/** Resolves when the child has exited; kills it if it has not after `ms`. */
+const exited = (child: ChildProcess, ms: number) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const timer = setTimeout(() => child.kill("SIGKILL"), ms)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
+
+/** Polls GET /health until it answers 200, with a bounded number of attempts. */
+const waitForHealth = async (child: ChildProcess) => {
+  const attempts = 300
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}:\n${serverOutput}`)
+    const status = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => undefined)
+    if (status === 200) return
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error(`no 200 from ${baseUrl}/health after ${attempts} attempts:\n${serverOutput}`)
+}
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-node-cli-"))
+  dataDir = path.join(tmp, "data")
+  const script = path.join(tmp, "script.json")
+  fs.writeFileSync(script, JSON.stringify({
+    rules: [
+      { match: "slow", steps: [{ delta: "one " }, { delay: 400 }, { delta: "two" }] },
+      { match: "long", steps: [{ delta: "begun " }, { delay: longDelay }, { delta: "never" }] },
+      { match: "think", steps: [{ reasoning: "pondering" }, { delta: "answer" }] }
+    ]
+  }))
+  const port = await freePort()
+  baseUrl = `http://127.0.0.1:${port}`
+  const child = spawn(
+    process.execPath,
+    ["--import", tsx, main, "node", "serve", "--data-dir", dataDir, "--port", String(port), "--model", `scripted:${script}`],
+    {
+      cwd: root,
+      env: baseEnv({ CC_APP_SECRET: "node-cli-test-secret" }),
+      stdio: ["ignore", "pipe", "pipe"],
+      // The whole file's bound: the server never outlives it.
+      timeout: 15 * 60_000
+    }
+  )
+  server = child
+  child.stdout.on("data", (chunk) => (serverOutput += String(chunk)))
+  child.stderr.on("data", (chunk) => (serverOutput += String(chunk)))
+  await waitForHealth(child)
+}, slow)
+
+afterAll(async () => {
+  if (server !== undefined) {
+    server.kill("SIGTERM")
+    await exited(server, 10_000)
+  }
+  if (tmp !== undefined) fs.rmSync(tmp, { recursive: true, force: true })
+}, slow)
+
+/** A new conversation, made through the command. */
+const createConversation = async (title?: string) => {
+  const result = await clark(title === undefined ? ["conversations", "create"] : ["conversations", "create", "--title", title])
+  expect(result.stderr).toBe("")
+  expect(result.code).toBe(0)
+  const id = result.stdout.trim()
+  expect(id).toMatch(/^\S+$/)
+  return id
+}
+
+/** No stack trace, no logger frame: only `code: message` lines. */
+const expectPlainError = (outcome: Outcome, code: string) => {
+  expect(outcome.code).not.toBe(0)
+  expect(outcome.code).not.toBeNull()
+  expect(outcome.stderr).toMatch(new RegExp(`^${code}: .+\\n$`))
+  expect(outcome.stderr).not.toMatch(/\n\s+at /)
+}
+
+describe("clark node conversations", () => {
+  it("create prints the id, list shows it in a table, --json gives the raw results", async () => {
+    const id = await createConversation("Weekly plan")
+
+    const listed = await clark(["conversations", "list"])
+    expect(listed).toMatchObject({ code: 0, stderr: "" })
+    const lines = listed.stdout.trimEnd().split("\n")
+    expect(lines[0]).toMatch(/^ID\s+TITLE\s+RUNNING\s+UPDATED$/)
+    const row = lines.find((line) => line.startsWith(id))
+    expect(row).toMatch(new RegExp(`^${id}\\s+Weekly plan\\s+no\\s+\\d{4}-\\d\\d-\\d\\dT`))
+
+    const [createdJson, listJson] = await Promise.all([
+      clark(["conversations", "create", "--json"]),
+      clark(["conversations", "list", "--json"])
+    ])
+    expect(createdJson.code).toBe(0)
+    expect(JSON.parse(createdJson.stdout)).toMatchObject({ conversationId: expect.any(String), homeNodeId: expect.any(String) })
+    expect(listJson.code).toBe(0)
+    const body = JSON.parse(listJson.stdout) as { conversations: Array<{ conversationId: string; title: string | null; running: boolean }> }
+    expect(body.conversations).toContainEqual(expect.objectContaining({ conversationId: id, title: "Weekly plan", running: false }))
+  }, slow)
+
+  it("takes --url and --data-dir in place of the environment", async () => {
+    const result = await clark(["conversations", "list", "--url", baseUrl, "--data-dir", dataDir], {})
+    expect(result).toMatchObject({ code: 0, stderr: "" })
+    expect(result.stdout).toMatch(/^ID\s+TITLE/)
+  }, slow)
+})
+
+describe("clark node send", () => {
+  it("prints the reply, and the raw result with --json", async () => {
+    const id = await createConversation()
+    const result = await clark(["send", id, "hello"])
+    expect(result).toMatchObject({ code: 0, stderr: "" })
+    expect(result.stdout).toBe("You said: hello\n")
+
+    const json = await clark(["send", "--json", id, "hello again"])
+    expect(json.code).toBe(0)
+    const body = JSON.parse(json.stdout) as { resolution: string; timeline: { entries: Array<{ role: string }> } }
+    expect(body.resolution).toBe("answered")
+    expect(body.timeline.entries.map((e) => e.role)).toContain("assistant")
+  }, slow)
+
+  it("--stream prints the deltas as they arrive", async () => {
+    const id = await createConversation()
+    const child = clarkIncremental(["send", "--stream", id, "slow please"])
+    const outcome = await child.done
+    expect(outcome).toMatchObject({ code: 0, stderr: "" })
+    expect(outcome.stdout).toBe("one two\n")
+    // "one " was written (and read here) before "two" existed: at least two chunks.
+    const first = child.chunks.findIndex((c) => c.text.includes("one "))
+    const second = child.chunks.findIndex((c) => c.text.includes("two"))
+    expect(first).toBeGreaterThanOrEqual(0)
+    expect(second).toBeGreaterThan(first)
+    expect(child.chunks[first]!.text).not.toContain("two")
+    expect(child.chunks.length).toBeGreaterThanOrEqual(2)
+  }, slow)
+
+  it("--stream prints reasoning once prefixed, apart from the reply", async () => {
+    const id = await createConversation()
+    const result = await clark(["send", "--stream", id, "think about it"])
+    expect(result).toMatchObject({ code: 0, stderr: "" })
+    expect(result.stdout).toBe("thinking: pondering\nanswer\n")
+  }, slow)
+
+  it("--stream --json prints the raw result of the done event", async () => {
+    const id = await createConversation()
+    const result = await clark(["send", "--stream", "--json", id, "hi"])
+    expect(result).toMatchObject({ code: 0, stderr: "" })
+    expect(JSON.parse(result.stdout)).toMatchObject({ resolution: "answered", taskId: expect.any(String) })
+  }, slow)
+
+  it("an unknown conversation is RESOURCE_NOT_FOUND, without a stack trace", async () => {
+    const [waiting, streaming] = await Promise.all([
+      clark(["send", "conv_absent", "hello"]),
+      clark(["send", "--stream", "conv_absent", "hello"])
+    ])
+    expectPlainError(waiting, "RESOURCE_NOT_FOUND")
+    expectPlainError(streaming, "RESOURCE_NOT_FOUND")
+    expect(waiting.stdout).toBe("")
+    expect(streaming.stdout).toBe("")
+  }, slow)
+})
+
+describe("clark node stop", () => {
+  it("stops the reply a conversation is writing, then finds nothing running", async () => {
+    const id = await createConversation()
+    const stream = clarkIncremental(["send", "--stream", id, "long answer"])
+    await stream.waitFor("begun ")
+
+    const stopped = await clark(["stop", id])
+    expect(stopped).toMatchObject({ code: 0, stderr: "" })
+    expect(stopped.stdout).toBe("stopped\n")
+
+    const ended = await stream.done
+    expect(ended.code).toBe(0)
+    expect(ended.stdout).toBe("begun \nresolution: stopped\n")
+
+    const again = await clark(["stop", id])
+    expect(again).toMatchObject({ code: 0, stdout: "nothing was running\n" })
+    const json = await clark(["stop", "--json", id])
+    expect(JSON.parse(json.stdout)).toEqual({ stopped: false })
+  }, slow)
+
+  it("without a conversation stops everything and prints the counts", async () => {
+    const id = await createConversation()
+    const stream = clarkIncremental(["send", "--stream", id, "long story"])
+    await stream.waitFor("begun ")
+
+    const stopped = await clark(["stop"])
+    expect(stopped).toMatchObject({ code: 0, stderr: "" })
+    expect(stopped.stdout).toMatch(/^stopped: 1 turns, \d+ waiting, \d+ jobs, \d+ commands\n$/)
+    expect((await stream.done).code).toBe(0)
+
+    const json = await clark(["stop", "--json"])
+    expect(json.code).toBe(0)
+    expect(JSON.parse(json.stdout)).toEqual({ stopped: { turns: 0, waiting: 0, jobs: 0, commands: 0 } })
+  }, slow)
+
+  it("an unknown conversation is RESOURCE_NOT_FOUND", async () => {
+    expectPlainError(await clark(["stop", "conv_absent"]), "RESOURCE_NOT_FOUND")
+  }, slow)
+})
+
+describe("failures before the node answers", () => {
+  it("a node that does not listen is NODE_UNREACHABLE; a data dir without identity is IDENTITY_UNREADABLE", async () => {
+    const closed = await freePort()
+    const [unreachable, noIdentity] = await Promise.all([
+      clark(["conversations", "list", "--url", `http://127.0.0.1:${closed}`]),
+      clark(["conversations", "list", "--data-dir", path.join(tmp, "absent")])
+    ])
+    expectPlainError(unreachable, "NODE_UNREACHABLE")
+    expectPlainError(noIdentity, "IDENTITY_UNREADABLE")
+  }, slow)
+})
