@@ -59,7 +59,9 @@ export const TurnSettings = Config.all({
     Config.withDefault(Duration.seconds(5))
   ),
   /** How long an unanswered question stays open. */
-  questionTtl: Config.integer("CC_QUESTION_TTL_MS").pipe(Config.map(Duration.millis), Config.withDefault(Duration.hours(24)))
+  questionTtl: Config.integer("CC_QUESTION_TTL_MS").pipe(Config.map(Duration.millis), Config.withDefault(Duration.hours(24))),
+  /** How long POST /messages waits before answering 202 and leaving the turn to run in the background. */
+  waitBudget: Config.integer("CC_WAIT_ROUTE_MS").pipe(Config.map(Duration.millis), Config.withDefault(Duration.seconds(60)))
 })
 export type TurnSettings = Config.Config.Success<typeof TurnSettings>
 
@@ -1052,6 +1054,7 @@ export const make = (settings: TurnSettings) =>
 
     void identity
     return TurnEngine.of({
+      waitBudget: settings.waitBudget,
       submit,
       resume,
       stop,

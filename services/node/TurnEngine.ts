@@ -3,7 +3,7 @@
  * behind it, and the steering rules of the spec. Events of a turn go to every
  * follower; a follower that leaves never stops the turn.
  */
-import { Context, type Effect, type Stream } from "effect"
+import { Context, type Duration, type Effect, type Stream } from "effect"
 import type { MessageRequest, MessageResult } from "../../schema/node/Conversation.js"
 import type { NodeError } from "../../schema/node/Errors.js"
 import type { Caller } from "../../schema/node/Security.js"
@@ -49,6 +49,8 @@ export interface StopCounts {
 }
 
 export class TurnEngine extends Context.Tag("clark/node/TurnEngine")<TurnEngine, {
+  /** How long the waiting route waits before answering 202 and leaving the turn in the background. */
+  readonly waitBudget: Duration.Duration
   readonly submit: (submission: Submission) => Effect.Effect<Ticket, NodeError>
   /** Follows a turn again from after event `afterSeq` (Last-Event-ID). */
   readonly resume: (conversationId: string, taskId: string, afterSeq: number) => Effect.Effect<Ticket, NodeError>

@@ -221,9 +221,14 @@ describe("synthetic packages", () => {
         frequency.set(word, (frequency.get(word) ?? 0) + 1)
       }
     }
+    // "for" and "and" join every description; they are not vocabulary.
+    frequency.delete("for")
+    frequency.delete("and")
     const counts = [...frequency.values()].sort((a, b) => b - a)
-    // Zipf: the top terms are in a large share of packages, the median term in very few.
-    expect(counts[2] ?? 0).toBeGreaterThan(packages.length / 10)
+    // Zipf-Mandelbrot: the top terms are in a real share of packages but not nearly all of
+    // them (as in a real catalogue), the median term in very few.
+    expect(counts[0] ?? 0).toBeGreaterThan(packages.length / 20)
+    expect(counts[0] ?? 0).toBeLessThan(packages.length / 4)
     expect(counts[Math.floor(counts.length / 2)] ?? 0).toBeLessThan(packages.length / 100)
     expect(frequency.size).toBeGreaterThan(1500)
   })

@@ -59,7 +59,8 @@ export class TestNode extends Context.Tag("test/TestNode")<TestNode, RunningNode
 export const defaultTurns: TurnSettings = {
   wallClock: Duration.minutes(5),
   hostControlWait: Duration.seconds(5),
-  questionTtl: Duration.hours(24)
+  questionTtl: Duration.hours(24),
+  waitBudget: Duration.seconds(60)
 }
 
 export const makeDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "clark-node-"))

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Config, Duration, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { nodeError } from "../../../schema/node/Errors.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
@@ -9,19 +9,12 @@ import { ModelProvider } from "../../../services/node/ModelProvider.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import * as Sse from "../http/Sse.js"
 
-/** How long POST /messages waits before answering 202 and leaving the turn to run in the background. */
-export const WaitBudget = Config.integer("CC_WAIT_ROUTE_MS").pipe(
-  Config.map(Duration.millis),
-  Config.withDefault(Duration.seconds(60))
-)
-
 export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", (handlers) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore
     const engine = yield* TurnEngine
     const identity = yield* NodeIdentity
     const model = yield* ModelProvider
-    const waitBudget = yield* Effect.orDie(WaitBudget)
 
     const existing = (id: string) =>
       Effect.flatMap(store.get(id), Option.match({
@@ -53,7 +46,7 @@ export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", 
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
           const ticket = yield* engine.submit({ conversationId: path.id, request: payload, caller, route: "wait" })
-          const result = yield* Effect.timeoutOption(ticket.result, waitBudget)
+          const result = yield* Effect.timeoutOption(ticket.result, engine.waitBudget)
           if (Option.isSome(result)) return result.value
           // Still running: the work continues in the background; the timeline shows it later.
           const timeline = yield* store.timeline(path.id, 0)

@@ -1,0 +1,1077 @@
+/**
+ * `npm run bench:node`: the local node's streaming and stopping, with the scripted model.
+ *
+ * 1. Builds the product (`tsc`) and starts the compiled node as a child process
+ *    (`node bin/clark.js node serve --model scripted:<script>` on a fresh data dir), with a small
+ *    preload that reports the child's heap and CPU time over IPC; RSS is read from /proc.
+ * 2. Concurrent SSE streams (1, 100, 500), each in its own conversation: every stream's turn writes
+ *    BENCH_DELTAS deltas BENCH_DELAY_MS apart. Time to first event (request sent to the first
+ *    `delta` byte), the time the node adds per delta (gap between consecutive deltas at the client
+ *    minus the scripted delay), the node's memory and CPU. The same client drives a plain `node:http`
+ *    SSE server that writes the same bytes on the same timers, for reference.
+ * 3. Stop: 100 long turns; one at a time, POST /conversations/{id}/stop and the time until that
+ *    conversation's stream has ended.
+ * 4. Emergency stop: 200 long turns, POST /stop and the time until all 200 streams have ended
+ *    (BENCH_ESTOP_ROUNDS rounds).
+ * 5. Prints the tables and rewrites its section of docs/benchmarks.md.
+ *
+ * Environment: BENCH_DELTAS (default 40), BENCH_DELAY_MS (default 25), BENCH_ESTOP_ROUNDS (default 3).
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { performance } from "node:perf_hooks"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+// ---------------------------------------------------------------------------
+// Settings
+// ---------------------------------------------------------------------------
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+
+const positiveInt = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
+  return value
+}
+
+const settings = {
+  deltas: positiveInt("BENCH_DELTAS", 40),
+  delayMs: positiveInt("BENCH_DELAY_MS", 25),
+  /** Concurrent streams per run; the single stream runs `singleRepeats` times in sequence. */
+  levels: [1, 100, 500],
+  singleRepeats: 5,
+  warmupStreams: 50,
+  stopTurns: 100,
+  emergencyTurns: 200,
+  emergencyRounds: positiveInt("BENCH_ESTOP_ROUNDS", 3),
+  /** A long turn: one delta, then this long before anything else. */
+  longDelayMs: 120_000,
+  targets: {
+    addedPerDeltaP99Ms: 1,
+    memoryStreams: 500,
+    memoryMiB: 512,
+    stopP99Ms: 50,
+    emergencyMs: 200
+  },
+  /** Upper bounds that keep a broken run from hanging. */
+  runDeadlineMs: 60_000,
+  waitDeadlineMs: 30_000
+}
+
+const streamText = "stream please"
+const longText = "long please"
+
+/** The scripted model: one rule for measured streams, one for turns that only a stop ends. */
+const script = {
+  rules: [
+    {
+      match: "^stream",
+      steps: Array.from({ length: settings.deltas }, (_, i) => [
+        ...(i === 0 ? [] : [{ delay: settings.delayMs }]),
+        { delta: `delta ${i + 1} of ${settings.deltas}; ` }
+      ]).flat()
+    },
+    { match: "^long", steps: [{ delta: "started; " }, { delay: settings.longDelayMs }, { delta: "never sent" }] }
+  ],
+  default: [{ delta: "unexpected message" }]
+}
+
+/**
+ * Loaded into the node with `--import`: samples of its own memory and CPU over IPC, every 100 ms and
+ * on request ("gc" first runs a full collection; the child runs with --expose-gc for it).
+ */
+const preloadSource = `
+const sample = (kind) => {
+  const m = process.memoryUsage()
+  const c = process.cpuUsage()
+  try {
+    process.send?.({ kind, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, cpuMicros: c.user + c.system })
+  } catch {}
+}
+setInterval(() => sample("tick"), 100).unref()
+process.on("message", (message) => {
+  if (message === "gc" && typeof globalThis.gc === "function") globalThis.gc()
+  if (message === "gc" || message === "sample") sample("reply")
+})
+process.channel?.unref()
+`
+
+/**
+ * The reference: plain node:http, the same SSE bytes on the same timers (a setTimeout per delta,
+ * the next one set after the write), no storage. Started with `node -e`.
+ */
+const baselineSource = `
+const http = require("node:http")
+const [deltas, delay, port] = process.argv.slice(1).map(Number)
+let task = 0
+http.createServer((req, res) => {
+  if (req.method === "GET") return res.end('{"status":"ok"}')
+  req.resume()
+  req.on("end", () => {
+    const id = "task_" + ++task
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+    res.write(": connected\\n\\n")
+    let seq = 0
+    const send = () => {
+      seq++
+      res.write("id: " + id + ":" + seq + "\\nevent: delta\\ndata: " + JSON.stringify({ text: "delta " + seq + " of " + deltas + "; " }) + "\\n\\n")
+      if (seq < deltas) return setTimeout(send, delay)
+      res.end("id: " + id + ":" + (seq + 1) + "\\nevent: done\\ndata: " + JSON.stringify({ resolution: "answered" }) + "\\n\\n")
+    }
+    send()
+  })
+}).listen(port, "127.0.0.1")
+`
+
+// ---------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------
+
+const log = (line: string) => console.log(line)
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+const now = () => performance.now()
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const ms2 = (value: number) => (Number.isNaN(value) ? "–" : value.toFixed(2))
+const int = (value: number) => Math.round(value).toLocaleString("en-US")
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
+
+/** Nearest-rank percentile of sorted values. */
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
+
+const sorted = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)
+
+const withDeadline = async <A>(promise: Promise<A>, ms: number, what: string): Promise<A> => {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: not within ${seconds(ms)}`)), ms)
+      })
+    ])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Runs `f` over `items`, at most `limit` at a time. */
+const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, f: (item: A) => Promise<B>): Promise<Array<B>> => {
+  const results: Array<B> = new Array(items.length)
+  let next = 0
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await f(items[index]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+// ---------------------------------------------------------------------------
+// Child processes
+// ---------------------------------------------------------------------------
+
+interface ChildSample {
+  readonly kind: "tick" | "reply"
+  readonly rss: number
+  readonly heapUsed: number
+  readonly heapTotal: number
+  readonly external: number
+  readonly cpuMicros: number
+}
+
+interface Child {
+  readonly name: string
+  readonly process: ChildProcess
+  readonly output: Array<string>
+  readonly exited: Promise<void>
+  /** Latest sample from the preload (the node only). */
+  latest: ChildSample | undefined
+  readonly replies: Array<(sample: ChildSample) => void>
+}
+
+const children = new Set<Child>()
+
+const startChild = (name: string, args: ReadonlyArray<string>, env: Record<string, string>, ipc: boolean): Child => {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
+  })
+  const output: Array<string> = []
+  const collect = (chunk: Buffer) => {
+    output.push(...chunk.toString("utf8").split("\n").filter((line) => line.length > 0))
+    if (output.length > 200) output.splice(0, output.length - 200)
+  }
+  child.stdout?.on("data", collect)
+  child.stderr?.on("data", collect)
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const handle: Child = { name, process: child, output, exited, latest: undefined, replies: [] }
+  child.on("message", (message: ChildSample) => {
+    handle.latest = message
+    if (message.kind === "reply") handle.replies.shift()?.(message)
+  })
+  children.add(handle)
+  return handle
+}
+
+const isRunning = (child: Child) => child.process.exitCode === null && child.process.signalCode === null
+
+const stopChild = async (child: Child) => {
+  children.delete(child)
+  if (!isRunning(child)) return
+  child.process.kill("SIGTERM")
+  const stopped = await Promise.race([child.exited.then(() => true), sleep(5000).then(() => false)])
+  if (!stopped) {
+    child.process.kill("SIGKILL")
+    await child.exited
+  }
+}
+
+const childFailure = (child: Child, what: string) =>
+  new Error(`${child.name} ${what}; its last output:\n${child.output.slice(-40).join("\n") || "(none)"}`)
+
+const assertRunning = (child: Child) => {
+  if (!isRunning(child)) throw childFailure(child, `exited with ${child.process.exitCode ?? child.process.signalCode}`)
+}
+
+/** A sample from the child's preload, after a full collection when `gc`. */
+const askSample = (child: Child, gc: boolean) =>
+  withDeadline(
+    new Promise<ChildSample>((resolve) => {
+      child.replies.push(resolve)
+      child.process.send(gc ? "gc" : "sample")
+    }),
+    5000,
+    `${child.name}: memory sample`
+  )
+
+/** VmRSS of a process, in bytes, from /proc (undefined once it is gone). */
+const readRss = (pid: number): number | undefined => {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match === null ? undefined : Number(match[1]) * 1024
+  } catch {
+    return undefined
+  }
+}
+
+const readHwm = (pid: number): number | undefined => {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))
+    return match === null ? undefined : Number(match[1]) * 1024
+  } catch {
+    return undefined
+  }
+}
+
+/** RSS every 100 ms from /proc, heap from the preload's latest tick: the peaks over a window. */
+const trackMemory = (child: Child) => {
+  let peakRss = 0
+  let peakHeapUsed = 0
+  let peakHeapTotal = 0
+  let samples = 0
+  const take = () => {
+    const rss = readRss(child.process.pid!)
+    if (rss !== undefined) {
+      peakRss = Math.max(peakRss, rss)
+      samples++
+    }
+    if (child.latest !== undefined) {
+      peakHeapUsed = Math.max(peakHeapUsed, child.latest.heapUsed)
+      peakHeapTotal = Math.max(peakHeapTotal, child.latest.heapTotal)
+    }
+  }
+  take()
+  const timer = setInterval(take, 100)
+  return () => {
+    clearInterval(timer)
+    take()
+    return { peakRss, peakHeapUsed, peakHeapTotal, samples }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// HTTP client: node:http with keep-alive agents; streams on their own agent
+// ---------------------------------------------------------------------------
+
+interface Target {
+  readonly label: string
+  readonly port: number
+  readonly token: string
+  readonly child: Child
+}
+
+const streamAgent = new http.Agent({ keepAlive: true, maxSockets: 600, maxFreeSockets: 600, scheduling: "lifo" })
+const controlAgent = new http.Agent({ keepAlive: true, maxSockets: 32, maxFreeSockets: 32 })
+
+const call = (
+  target: Target,
+  method: string,
+  requestPath: string,
+  body?: unknown,
+  agent: http.Agent = controlAgent
+): Promise<{ readonly status: number; readonly body: any }> =>
+  new Promise((resolve, reject) => {
+    const payload = body === undefined ? "" : JSON.stringify(body)
+    const request = http.request(
+      {
+        host: "127.0.0.1",
+        port: target.port,
+        method,
+        path: requestPath,
+        agent,
+        headers: {
+          authorization: `Bearer ${target.token}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          "content-length": Buffer.byteLength(payload)
+        }
+      },
+      (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8")
+          let parsed: unknown = text
+          try {
+            parsed = text.length === 0 ? undefined : JSON.parse(text)
+          } catch {
+            // not JSON: kept as text
+          }
+          resolve({ status: response.statusCode ?? 0, body: parsed })
+        })
+        response.on("error", reject)
+      }
+    )
+    request.on("error", reject)
+    request.end(payload)
+  })
+
+const expectStatus = async (
+  promise: Promise<{ readonly status: number; readonly body: any }>,
+  status: number,
+  what: string
+) => {
+  const response = await promise
+  if (response.status !== status) {
+    throw new Error(`${what}: ${response.status} ${JSON.stringify(response.body).slice(0, 400)} (expected ${status})`)
+  }
+  return response.body
+}
+
+const waitHealthy = async (target: Target) => {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    assertRunning(target.child)
+    try {
+      if ((await call(target, "GET", "/health")).status === 200) return
+    } catch {
+      // not listening yet
+    }
+    await sleep(100)
+  }
+  throw childFailure(target.child, "did not answer GET /health with 200 within 60 s")
+}
+
+/** Opens `count` idle keep-alive sockets on the stream agent, so streams do not pay for connecting. */
+const warmSockets = (target: Target, count: number) =>
+  Promise.all(Array.from({ length: count }, () => call(target, "GET", "/health", undefined, streamAgent)))
+
+const createConversations = (target: Target, count: number) =>
+  mapLimit(Array.from({ length: count }, (_, i) => i), 16, async (i) => {
+    const body = await expectStatus(call(target, "POST", "/conversations", { title: `bench ${i}` }), 201, "POST /conversations")
+    return String(body.conversationId)
+  })
+
+let openNow = 0
+let openMax = 0
+
+interface SseStream {
+  readonly conversationId: string
+  readonly sentAt: number
+  status: number | undefined
+  /** Arrival time of every `delta` event (the chunk it came in). */
+  readonly deltas: Array<number>
+  doneAt: number | undefined
+  endedAt: number | undefined
+  resolution: string | undefined
+  error: string | undefined
+  readonly ended: Promise<void>
+  readonly firstDelta: Promise<void>
+  readonly abort: () => void
+}
+
+const openStream = (target: Target, conversationId: string, text: string): SseStream => {
+  const payload = JSON.stringify({ text })
+  let markEnded!: () => void
+  let markFirst!: () => void
+  let failFirst!: (error: Error) => void
+  const ended = new Promise<void>((resolve) => (markEnded = resolve))
+  const firstDelta = new Promise<void>((resolve, reject) => {
+    markFirst = resolve
+    failFirst = reject
+  })
+  firstDelta.catch(() => undefined)
+  let counted = false
+  let finished = false
+  const finish = (error?: string) => {
+    if (finished) return
+    finished = true
+    if (counted) openNow--
+    if (error !== undefined && stream.error === undefined) stream.error = error
+    if (stream.deltas.length === 0) failFirst(new Error(stream.error ?? "ended before its first delta"))
+    markEnded()
+  }
+  const request = http.request(
+    {
+      host: "127.0.0.1",
+      port: target.port,
+      method: "POST",
+      path: `/conversations/${conversationId}/messages/stream`,
+      agent: streamAgent,
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(payload)
+      }
+    },
+    (response) => {
+      stream.status = response.statusCode
+      counted = true
+      openNow++
+      openMax = Math.max(openMax, openNow)
+      let buffer = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk: string) => {
+        const at = now()
+        buffer += chunk
+        let boundary = buffer.indexOf("\n\n")
+        while (boundary !== -1) {
+          const block = buffer.slice(0, boundary)
+          buffer = buffer.slice(boundary + 2)
+          boundary = buffer.indexOf("\n\n")
+          if (block.includes("\nevent: delta\n")) {
+            stream.deltas.push(at)
+            if (stream.deltas.length === 1) markFirst()
+          } else if (block.includes("\nevent: done\n")) {
+            stream.doneAt = at
+            const data = block.slice(block.indexOf("\ndata: ") + 7)
+            try {
+              stream.resolution = String(JSON.parse(data).resolution)
+            } catch {
+              stream.resolution = "(unreadable)"
+            }
+          }
+        }
+      })
+      response.on("end", () => {
+        stream.endedAt = now()
+        finish(response.statusCode === 200 ? undefined : `status ${response.statusCode}: ${buffer.slice(0, 200)}`)
+      })
+      response.on("error", (error) => finish(error.message))
+      response.on("close", () => finish("closed before its end"))
+    }
+  )
+  request.on("error", (error) => finish(error.message))
+  const stream: SseStream = {
+    conversationId,
+    sentAt: now(),
+    status: undefined,
+    deltas: [],
+    doneAt: undefined,
+    endedAt: undefined,
+    resolution: undefined,
+    error: undefined,
+    ended,
+    firstDelta,
+    abort: () => request.destroy(new Error("aborted by the benchmark"))
+  }
+  request.end(payload)
+  return stream
+}
+
+const awaitAll = async (streams: ReadonlyArray<SseStream>, ms: number, what: string) => {
+  try {
+    await withDeadline(Promise.all(streams.map((s) => s.ended)), ms, what)
+  } catch (error) {
+    const open = streams.filter((s) => s.endedAt === undefined && s.error === undefined).length
+    for (const s of streams) s.abort()
+    throw new Error(`${error instanceof Error ? error.message : String(error)} (${open} of ${streams.length} still open)`)
+  }
+}
+
+const failures = (streams: ReadonlyArray<SseStream>, resolution: string) =>
+  streams.filter((s) => s.status !== 200 || s.error !== undefined || s.endedAt === undefined || s.resolution !== resolution)
+
+const describeFailures = (bad: ReadonlyArray<SseStream>) =>
+  bad.slice(0, 3).map((s) => `status ${s.status}, resolution ${s.resolution}, error ${s.error}`).join("; ")
+
+// ---------------------------------------------------------------------------
+// Concurrent streams
+// ---------------------------------------------------------------------------
+
+interface LevelResult {
+  readonly streams: number
+  readonly repeats: number
+  readonly openMax: number
+  readonly wallMs: number
+  readonly deltasReceived: number
+  readonly ttfe: ReadonlyArray<number>
+  readonly added: ReadonlyArray<number>
+  /** Per stream: (last delta − first delta − (n−1)·delay) / (n−1), then the mean over streams. */
+  readonly meanAdded: number
+  readonly failed: number
+  readonly failureDetail: string
+  /** CPU time of the server over the wall time, in % of one core (undefined for the baseline). */
+  readonly serverCpu: number | undefined
+  readonly driverCpu: number
+  readonly memory: {
+    readonly idleRss: number
+    readonly idleHeapUsed: number
+    readonly peakRss: number
+    readonly peakHeapUsed: number
+    readonly peakHeapTotal: number
+  } | undefined
+}
+
+const runLevel = async (target: Target, streams: number, repeats: number, measureNode: boolean): Promise<LevelResult> => {
+  const conversations = measureNode ? await createConversations(target, streams * repeats) : []
+  const idle = measureNode ? await askSample(target.child, true) : undefined
+  const idleRss = measureNode ? readRss(target.child.process.pid!) ?? 0 : 0
+  const memory = measureNode ? trackMemory(target.child) : undefined
+  const cpuBefore = measureNode ? await askSample(target.child, false) : undefined
+  const driverBefore = process.cpuUsage()
+  const all: Array<SseStream> = []
+  let wallMs = 0
+  openMax = 0
+  for (let repeat = 0; repeat < repeats; repeat++) {
+    await warmSockets(target, streams)
+    const started = now()
+    const batch = Array.from(
+      { length: streams },
+      (_, i) => openStream(target, measureNode ? conversations[repeat * streams + i]! : `c${i}`, streamText)
+    )
+    await awaitAll(batch, settings.runDeadlineMs, `${target.label}: ${streams} streams`)
+    wallMs += now() - started
+    all.push(...batch)
+  }
+  const driverCpu = process.cpuUsage(driverBefore)
+  const cpuAfter = measureNode ? await askSample(target.child, false) : undefined
+  const peaks = memory?.()
+  assertRunning(target.child)
+
+  const bad = failures(all, "answered")
+  const good = all.filter((s) => !bad.includes(s))
+  const ttfe: Array<number> = []
+  const added: Array<number> = []
+  const means: Array<number> = []
+  let incomplete = 0
+  for (const s of good) {
+    if (s.deltas.length !== settings.deltas) {
+      incomplete++
+      continue
+    }
+    ttfe.push(s.deltas[0]! - s.sentAt)
+    for (let i = 1; i < s.deltas.length; i++) added.push(s.deltas[i]! - s.deltas[i - 1]! - settings.delayMs)
+    means.push((s.deltas.at(-1)! - s.deltas[0]! - (s.deltas.length - 1) * settings.delayMs) / (s.deltas.length - 1))
+  }
+  return {
+    streams,
+    repeats,
+    openMax,
+    wallMs,
+    deltasReceived: all.reduce((n, s) => n + s.deltas.length, 0),
+    ttfe: sorted(ttfe),
+    added: sorted(added),
+    meanAdded: means.reduce((a, b) => a + b, 0) / Math.max(1, means.length),
+    failed: bad.length + incomplete,
+    failureDetail: describeFailures(bad) + (incomplete > 0 ? `${incomplete} streams with a wrong number of deltas` : ""),
+    serverCpu: cpuBefore !== undefined && cpuAfter !== undefined
+      ? ((cpuAfter.cpuMicros - cpuBefore.cpuMicros) / 1000 / wallMs) * 100
+      : undefined,
+    driverCpu: ((driverCpu.user + driverCpu.system) / 1000 / wallMs) * 100,
+    memory: idle !== undefined && peaks !== undefined
+      ? {
+        idleRss,
+        idleHeapUsed: idle.heapUsed,
+        peakRss: peaks.peakRss,
+        peakHeapUsed: peaks.peakHeapUsed,
+        peakHeapTotal: peaks.peakHeapTotal
+      }
+      : undefined
+  }
+}
+
+const describeLevel = (label: string, r: LevelResult) =>
+  `  ${label.padEnd(10)} ${String(r.streams).padStart(3)} streams${r.repeats > 1 ? ` ×${r.repeats}` : ""}: ` +
+  `first event p50 ${ms2(percentile(r.ttfe, 0.5))} / p99 ${ms2(percentile(r.ttfe, 0.99))} ms, ` +
+  `added per delta p50 ${ms2(percentile(r.added, 0.5))} / p99 ${ms2(percentile(r.added, 0.99))} ms` +
+  (r.memory === undefined ? "" : `, peak RSS ${mib(r.memory.peakRss)} MiB`) +
+  (r.serverCpu === undefined ? "" : `, node CPU ${r.serverCpu.toFixed(0)} %`) +
+  `, driver CPU ${r.driverCpu.toFixed(0)} %` +
+  (r.failed > 0 ? `, ${r.failed} FAILED (${r.failureDetail})` : "")
+
+// ---------------------------------------------------------------------------
+// Stopping
+// ---------------------------------------------------------------------------
+
+/** Starts `count` long turns and waits until every stream has its first delta. */
+const startLongTurns = async (target: Target, count: number) => {
+  const conversations = await createConversations(target, count)
+  await warmSockets(target, count)
+  const streams = conversations.map((id) => openStream(target, id, longText))
+  try {
+    await withDeadline(Promise.all(streams.map((s) => s.firstDelta)), settings.waitDeadlineMs, `${count} long turns starting`)
+  } catch (error) {
+    for (const s of streams) s.abort()
+    throw error
+  }
+  return streams
+}
+
+interface StopResult {
+  readonly answered: ReadonlyArray<number>
+  readonly done: ReadonlyArray<number>
+  readonly ended: ReadonlyArray<number>
+}
+
+const runStops = async (target: Target): Promise<StopResult> => {
+  const streams = await startLongTurns(target, settings.stopTurns)
+  const answered: Array<number> = []
+  const done: Array<number> = []
+  const ended: Array<number> = []
+  for (const s of streams) {
+    const sent = now()
+    const body = await expectStatus(
+      call(target, "POST", `/conversations/${s.conversationId}/stop`, { source: "api" }),
+      200,
+      "POST /conversations/{id}/stop"
+    )
+    answered.push(now() - sent)
+    if (body.stopped !== true) throw new Error(`POST /conversations/{id}/stop answered ${JSON.stringify(body)}; expected stopped: true`)
+    await awaitAll([s], settings.waitDeadlineMs, "a stopped stream ending")
+    done.push((s.doneAt ?? Number.NaN) - sent)
+    ended.push(s.endedAt! - sent)
+  }
+  const bad = failures(streams, "stopped")
+  if (bad.length > 0) throw new Error(`${bad.length} stopped streams did not end as "stopped": ${describeFailures(bad)}`)
+  return { answered: sorted(answered), done: sorted(done), ended: sorted(ended) }
+}
+
+interface EmergencyRound {
+  readonly turns: number
+  readonly reported: unknown
+  readonly answeredMs: number
+  readonly lastDoneMs: number
+  readonly lastEndMs: number
+  readonly endedMs: ReadonlyArray<number>
+}
+
+const runEmergency = async (target: Target): Promise<EmergencyRound> => {
+  const streams = await startLongTurns(target, settings.emergencyTurns)
+  await sleep(200)
+  const sent = now()
+  const body = await expectStatus(call(target, "POST", "/stop"), 200, "POST /stop")
+  const answeredMs = now() - sent
+  await awaitAll(streams, settings.waitDeadlineMs, "streams ending after the emergency stop")
+  const bad = failures(streams, "stopped")
+  if (bad.length > 0) throw new Error(`${bad.length} streams did not end as "stopped": ${describeFailures(bad)}`)
+  const endedMs = sorted(streams.map((s) => s.endedAt! - sent))
+  return {
+    turns: Number(body?.stopped?.turns),
+    reported: body?.stopped,
+    answeredMs,
+    lastDoneMs: Math.max(...streams.map((s) => s.doneAt! - sent)),
+    lastEndMs: endedMs.at(-1)!,
+    endedMs
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Report
+// ---------------------------------------------------------------------------
+
+interface Results {
+  readonly date: Date
+  readonly load: { readonly before: number; readonly after: number }
+  readonly node: ReadonlyArray<LevelResult>
+  readonly baseline: ReadonlyArray<LevelResult>
+  readonly stops: StopResult
+  readonly emergency: ReadonlyArray<EmergencyRound>
+  readonly peakRssOverall: number | undefined
+}
+
+const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
+  [
+    `| ${header.join(" | ")} |`,
+    `| ${header.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((row) => `| ${row.join(" | ")} |`)
+  ].join("\n")
+
+const verdict = (met: boolean) => (met ? "**met**" : "**not met**")
+
+const streamsLabel = (r: LevelResult) => (r.repeats > 1 ? `${r.streams} (×${r.repeats} in sequence)` : String(r.streams))
+
+const memoryLevel = (r: Results) => r.node.find((l) => l.streams === settings.targets.memoryStreams)
+
+const perStream = (l: LevelResult) => (l.memory === undefined ? Number.NaN : (l.memory.peakRss - l.memory.idleRss) / l.streams)
+
+const targetsTable = (r: Results) => {
+  const t = settings.targets
+  const memory = memoryLevel(r)
+  const stopP99 = percentile(r.stops.ended, 0.99)
+  const worstEmergency = Math.max(...r.emergency.map((e) => e.lastEndMs))
+  const emergencyCounts = r.emergency.every((e) => e.turns === settings.emergencyTurns)
+  return table(
+    ["Target", "Measured", "Verdict"],
+    [
+      ...r.node.map((l) => [
+        `≤ ${t.addedPerDeltaP99Ms} ms p99 added per delta, ${streamsLabel(l)} stream${l.streams === 1 ? "" : "s"}`,
+        `p99 ${ms2(percentile(l.added, 0.99))} ms (p50 ${ms2(percentile(l.added, 0.5))} ms)`,
+        verdict(l.failed === 0 && percentile(l.added, 0.99) <= t.addedPerDeltaP99Ms)
+      ]),
+      [
+        `${t.memoryStreams} concurrent streams in ≤ ${t.memoryMiB} MiB`,
+        memory?.memory === undefined
+          ? "not measured"
+          : `peak RSS ${mib(memory.memory.peakRss)} MiB with ${memory.openMax} streams open at once`,
+        verdict(
+          memory?.memory !== undefined && memory.failed === 0 && memory.openMax >= t.memoryStreams &&
+            memory.memory.peakRss <= t.memoryMiB * 2 ** 20
+        )
+      ],
+      [
+        `stop to end of stream ≤ ${t.stopP99Ms} ms p99`,
+        `p99 ${ms2(stopP99)} ms over ${r.stops.ended.length} stops`,
+        verdict(stopP99 <= t.stopP99Ms)
+      ],
+      [
+        `emergency stop of ${settings.emergencyTurns} turns ≤ ${t.emergencyMs} ms`,
+        `${r.emergency.map((e) => ms2(e.lastEndMs)).join(", ")} ms (${r.emergency.length} rounds; worst counts)` +
+        (emergencyCounts ? "" : `; the response counted ${r.emergency.map((e) => e.turns).join(", ")} turns`),
+        verdict(emergencyCounts && worstEmergency <= t.emergencyMs)
+      ]
+    ]
+  )
+}
+
+const streamsTable = (r: Results) =>
+  table(
+    [
+      "Server",
+      "Streams",
+      "Open at once (max)",
+      "Wall time",
+      "Deltas/s",
+      "First event p50 / p99 (ms)",
+      "Added per delta p50 / p99 (ms)",
+      "Mean added per delta (ms)",
+      "Server CPU",
+      "Driver CPU",
+      "Failed"
+    ],
+    [...r.node.map((l) => ["node", l] as const), ...r.baseline.map((l) => ["plain node:http", l] as const)].map((
+      [label, l]
+    ) => [
+      label,
+      streamsLabel(l),
+      String(l.openMax),
+      seconds(l.wallMs),
+      int(l.deltasReceived / (l.wallMs / 1000)),
+      `${ms2(percentile(l.ttfe, 0.5))} / ${ms2(percentile(l.ttfe, 0.99))}`,
+      `${ms2(percentile(l.added, 0.5))} / ${ms2(percentile(l.added, 0.99))}`,
+      ms2(l.meanAdded),
+      l.serverCpu === undefined ? "–" : `${l.serverCpu.toFixed(0)} %`,
+      `${l.driverCpu.toFixed(0)} %`,
+      l.failed === 0 ? "0" : `${l.failed} (${l.failureDetail})`
+    ])
+  )
+
+const memoryTable = (r: Results) =>
+  table(
+    ["Streams", "Idle RSS (MiB)", "Peak RSS (MiB)", "Per stream (KiB)", "Idle heap used (MiB)", "Peak heap used / total (MiB)"],
+    r.node.flatMap((l) =>
+      l.memory === undefined ? [] : [[
+        streamsLabel(l),
+        mib(l.memory.idleRss),
+        mib(l.memory.peakRss),
+        l.streams === 1 ? "–" : (perStream(l) / 1024).toFixed(0),
+        mib(l.memory.idleHeapUsed),
+        `${mib(l.memory.peakHeapUsed)} / ${mib(l.memory.peakHeapTotal)}`
+      ]]
+    )
+  )
+
+const stopTable = (r: Results) =>
+  table(
+    ["From POST /conversations/{id}/stop sent to", "p50 (ms)", "p99 (ms)", "max (ms)"],
+    [
+      ["its response (200, stopped: true)", r.stops.answered],
+      ["the stream's `done` event", r.stops.done],
+      ["the stream's end (response closed)", r.stops.ended]
+    ].map(([label, values]) => [
+      label as string,
+      ms2(percentile(values as Array<number>, 0.5)),
+      ms2(percentile(values as Array<number>, 0.99)),
+      ms2((values as Array<number>).at(-1) ?? Number.NaN)
+    ])
+  )
+
+const emergencyTable = (r: Results) =>
+  table(
+    ["Round", "stopped.turns", "POST /stop answered (ms)", "Half the streams ended (ms)", "Last `done` (ms)", "All streams ended (ms)", `≤ ${settings.targets.emergencyMs} ms`],
+    r.emergency.map((e, i) => [
+      String(i + 1),
+      String(e.turns),
+      ms2(e.answeredMs),
+      ms2(percentile(e.endedMs, 0.5)),
+      ms2(e.lastDoneMs),
+      ms2(e.lastEndMs),
+      verdict(e.turns === settings.emergencyTurns && e.lastEndMs <= settings.targets.emergencyMs)
+    ])
+  )
+
+const busyWarning = (r: Results) => {
+  const cores = os.cpus().length
+  return r.load.before > cores / 2
+    ? ` **Other work was running on the machine when the measurements started: these figures understate what the code can do; rerun on an idle machine before comparing.**`
+    : r.load.after > cores * 1.5
+    ? ` The load at the end is mostly the benchmark's own two processes.`
+    : ""
+}
+
+const renderSection = (r: Results) => {
+  const cpus = os.cpus()
+  return `## Local node: SSE streams and stopping
+
+Written by \`npm run bench:node\` (scripts/bench/node.ts) on ${r.date.toISOString().slice(0, 16).replace("T", " ")} UTC.
+
+- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}; Node ${process.version}. The driver (the HTTP client) and the node share these cores.
+- System load (1-minute average): ${r.load.before.toFixed(1)} when the measurements started, ${r.load.after.toFixed(1)} when they ended, on ${cpus.length} cores.${busyWarning(r)}
+- Node: the compiled product, \`node bin/clark.js node serve --model scripted:<script>\` on a fresh data dir (SQLite in WAL mode on the temporary directory's disk), default settings and logging, with a preload that reports its heap and CPU time over IPC every 100 ms (\`--import\`, \`--expose-gc\` for a full collection before each idle reading). RSS is VmRSS from /proc every 100 ms.
+- Script: streamed turns write ${settings.deltas} deltas ${settings.delayMs} ms apart (the first at once); long turns write one delta and then wait ${settings.longDelayMs / 1000} s, so only a stop ends them.
+- Driver: \`node:http\` with a keep-alive agent of up to 600 sockets, opened (GET /health) before each run so streams do not pay for connecting; every stream in its own conversation, all streams of a run sent at once. Timestamps are taken when a chunk reaches the driver's \`data\` handler, so the driver's own delays are in the figures (its CPU is in the table).
+- Time to first event: from the request sent to the first \`delta\` event. Added per delta: the gap between two consecutive deltas of a stream at the driver minus the scripted ${settings.delayMs} ms, over all gaps of all streams; this is what the node adds between the model's delta and its bytes (storing and publishing the event, SSE framing, the write, the next timer). The mean per stream ((last − first − ${settings.deltas - 1} × ${settings.delayMs} ms) / ${settings.deltas - 1}) is shown too. "plain node:http" is a reference server in a child process that writes the same bytes on the same timers with nothing else: the floor of this machine, Node's timers and this driver.
+
+### Targets
+
+${targetsTable(r)}
+
+### Concurrent streams
+
+${streamsTable(r)}
+
+### Memory of the node
+
+"Per stream" is (peak RSS − idle RSS) / streams, the idle reading taken after a full collection just before the run${r.peakRssOverall === undefined ? "" : `; the node's high-water RSS (VmHWM) over the whole benchmark was ${mib(r.peakRssOverall)} MiB`}.
+
+${memoryTable(r)}
+
+### Stop
+
+${settings.stopTurns} long turns running, each with its stream open; then, one conversation at a time, POST /conversations/{id}/stop and wait for that stream to end (${settings.stopTurns - 1} to 0 other turns still running).
+
+${stopTable(r)}
+
+### Emergency stop
+
+${settings.emergencyTurns} long turns running (every stream has its first delta), then POST /stop, timed until all ${settings.emergencyTurns} streams have ended with \`done\` (resolution \`stopped\`); ${r.emergency.length} rounds, new conversations each round.
+
+${emergencyTable(r)}
+`
+}
+
+const markers = { start: "<!-- bench:node:start -->", end: "<!-- bench:node:end -->" }
+
+const writeDocs = (section: string) => {
+  const file = path.join(root, "docs", "benchmarks.md")
+  const block = `${markers.start}\n${section.trimEnd()}\n${markers.end}`
+  const existing = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined
+  let next: string
+  if (existing === undefined) {
+    next = `# Benchmarks\n\nFigures written by the benchmark scripts (\`npm run bench:*\`); each script replaces its own section, between its markers, on every run. Figures depend on the machine: compare runs made on the same one.\n\n${block}\n`
+  } else {
+    const start = existing.indexOf(markers.start)
+    const end = existing.indexOf(markers.end)
+    next = start !== -1 && end > start
+      ? existing.slice(0, start) + block + existing.slice(end + markers.end.length)
+      : `${existing.trimEnd()}\n\n${block}\n`
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, next)
+  return file
+}
+
+// ---------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------
+
+const build = () => {
+  log("Building (npx tsc -p tsconfig.json)")
+  const started = Date.now()
+  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" })
+  if (result.status !== 0) throw new Error(`tsc failed (exit ${result.status ?? result.signal}); the node would not be what the sources say`)
+  log(`  built in ${seconds(Date.now() - started)}`)
+}
+
+const startNode = async (tmp: string): Promise<Target> => {
+  const dataDir = path.join(tmp, "data")
+  const scriptFile = path.join(tmp, "script.json")
+  const preloadFile = path.join(tmp, "preload.mjs")
+  fs.writeFileSync(scriptFile, JSON.stringify(script, null, 2))
+  fs.writeFileSync(preloadFile, preloadSource)
+  const port = await freePort()
+  const child = startChild(
+    "node",
+    [
+      "--expose-gc",
+      "--import",
+      pathToFileURL(preloadFile).href,
+      "bin/clark.js",
+      "node",
+      "serve",
+      "--data-dir",
+      dataDir,
+      "--port",
+      String(port),
+      "--model",
+      `scripted:${scriptFile}`
+    ],
+    { CC_APP_SECRET: randomBytes(24).toString("base64url") },
+    true
+  )
+  const started = Date.now()
+  await waitHealthy({ label: "node", port, token: "", child })
+  const token = String(JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken)
+  log(`  node healthy on port ${port} after ${seconds(Date.now() - started)} (pid ${child.process.pid})`)
+  return { label: "node", port, token, child }
+}
+
+const startBaseline = async (): Promise<Target> => {
+  const port = await freePort()
+  const child = startChild("plain node:http", ["-e", baselineSource, String(settings.deltas), String(settings.delayMs), String(port)], {}, false)
+  const target = { label: "plain node:http", port, token: "", child }
+  await waitHealthy(target)
+  return target
+}
+
+const main = async () => {
+  const startedAt = Date.now()
+  log(
+    `Node benchmark: streams of ${settings.deltas} deltas ${settings.delayMs} ms apart at ${settings.levels.join(", ")} concurrent streams; ` +
+      `${settings.stopTurns} stops; emergency stop of ${settings.emergencyTurns} turns ×${settings.emergencyRounds}`
+  )
+  build()
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-node-"))
+  tmpDirs.add(tmp)
+  try {
+    const loadBefore = os.loadavg()[0] ?? 0
+    if (loadBefore > os.cpus().length / 2) {
+      log(`  warning: the 1-minute load average is ${loadBefore.toFixed(1)} on ${os.cpus().length} cores; other work will skew the figures`)
+    }
+    log("Starting the node")
+    const node = await startNode(tmp)
+
+    log(`Warm-up: ${settings.warmupStreams} streams`)
+    const warm = await runLevel(node, settings.warmupStreams, 1, true)
+    if (warm.failed > 0) throw new Error(`warm-up: ${warm.failed} streams failed (${warm.failureDetail})`)
+
+    log("Concurrent streams")
+    const nodeLevels: Array<LevelResult> = []
+    for (const streams of settings.levels) {
+      const result = await runLevel(node, streams, streams === 1 ? settings.singleRepeats : 1, true)
+      log(describeLevel("node", result))
+      nodeLevels.push(result)
+    }
+
+    log(`Stop: ${settings.stopTurns} long turns, stopped one at a time`)
+    const stops = await runStops(node)
+    log(
+      `  stop to end of stream p50 ${ms2(percentile(stops.ended, 0.5))} / p99 ${ms2(percentile(stops.ended, 0.99))} ms ` +
+        `(response p50 ${ms2(percentile(stops.answered, 0.5))} ms)`
+    )
+
+    log(`Emergency stop: ${settings.emergencyTurns} long turns, ${settings.emergencyRounds} rounds`)
+    const emergency: Array<EmergencyRound> = []
+    for (let round = 0; round < settings.emergencyRounds; round++) {
+      const result = await runEmergency(node)
+      log(
+        `  round ${round + 1}: stopped ${JSON.stringify(result.reported)}; answered after ${ms2(result.answeredMs)} ms, ` +
+          `all ${settings.emergencyTurns} streams ended after ${ms2(result.lastEndMs)} ms`
+      )
+      emergency.push(result)
+    }
+    const peakRssOverall = readHwm(node.child.process.pid!)
+    const loadAfter = os.loadavg()[0] ?? 0
+    await stopChild(node.child)
+
+    log("Reference: plain node:http, same bytes, same timers")
+    const baseline = await startBaseline()
+    await warmSockets(baseline, settings.warmupStreams)
+    await runLevel(baseline, settings.warmupStreams, 1, false)
+    const baselineLevels: Array<LevelResult> = []
+    for (const streams of settings.levels) {
+      const result = await runLevel(baseline, streams, streams === 1 ? settings.singleRepeats : 1, false)
+      log(describeLevel("plain", result))
+      baselineLevels.push(result)
+    }
+    await stopChild(baseline.child)
+
+    const section = renderSection({
+      date: new Date(),
+      load: { before: loadBefore, after: loadAfter },
+      node: nodeLevels,
+      baseline: baselineLevels,
+      stops,
+      emergency,
+      peakRssOverall
+    })
+    log(`\n${section}`)
+    log(`Written to ${writeDocs(section)} (benchmark took ${seconds(Date.now() - startedAt)})`)
+  } finally {
+    streamAgent.destroy()
+    controlAgent.destroy()
+    await Promise.all([...children].map(stopChild))
+    fs.rmSync(tmp, { recursive: true, force: true })
+    tmpDirs.delete(tmp)
+  }
+}
+
+const tmpDirs = new Set<string>()
+
+// Ctrl-C or a kill: the child servers and the temporary data go too.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    for (const child of children) child.process.kill("SIGKILL")
+    for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
+    process.exit(130)
+  })
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`\nBenchmark failed: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(1)
+  }
+)
