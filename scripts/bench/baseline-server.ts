@@ -95,7 +95,9 @@ export const findSql = (request: ListRequest): SqlQuery => {
   const score = relevance ? `ts_rank(p.search_vector, to_tsquery('simple', ${p.add(tsquery)}))::float8` : ""
   const conditions = [statusIn(statuses)]
   if (request.category !== undefined) conditions.push(`p.category_slug = ${p.add(request.category)}`)
-  if (request.publisher !== undefined) conditions.push(`pub.slug = ${p.add(request.publisher)}`)
+  if (request.publisher !== undefined) {
+    conditions.push(`p.publisher_id = (SELECT id FROM publishers WHERE slug = ${p.add(request.publisher)})`)
+  }
   if (request.kind !== undefined) conditions.push(onLatest("package_facets", "kind", request.kind))
   if (request.isolation !== undefined) conditions.push(onLatest("package_facets", "isolation", request.isolation))
   if (request.platform !== undefined) conditions.push(onLatest("package_platforms", "platform", request.platform))
@@ -105,10 +107,13 @@ export const findSql = (request: ListRequest): SqlQuery => {
   const join = ""
 
   const text = relevance
-    ? `SELECT * FROM (SELECT ${summaryColumns}, ${score} AS score
-              FROM ${summaryFrom} ${join} WHERE ${where}) s WHERE 1 = 1 ORDER BY s.score DESC, s.name ASC LIMIT ${
+    ? `SELECT ${summaryColumns}, t.score
+              FROM (SELECT * FROM (SELECT p.id, p.name, ${score} AS score
+              FROM packages p ${join} WHERE ${where}) s WHERE 1 = 1 ORDER BY s.score DESC, s.name ASC LIMIT ${
       p.add(limit)
-    }`
+    }) t
+              JOIN packages p ON p.id = t.id LEFT JOIN publishers pub ON pub.id = p.publisher_id
+              ORDER BY t.score DESC, t.name ASC`
     : `SELECT ${summaryColumns} FROM ${summaryFrom} ${join}
               WHERE ${where} ORDER BY ${
       ordering === "name" ? "p.name ASC" : "p.latest_published_at DESC, p.name ASC"

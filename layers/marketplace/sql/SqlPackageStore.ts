@@ -36,7 +36,9 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const conditions: Array<Statement.Fragment> = [sql.literal(statusIn("p.curation_status", query.statuses))]
       if (query.category !== undefined) conditions.push(sql`p.category_slug = ${query.category}`)
-      if (query.publisher !== undefined) conditions.push(sql`pub.slug = ${query.publisher}`)
+      if (query.publisher !== undefined) {
+        conditions.push(sql`p.publisher_id = (SELECT id FROM publishers WHERE slug = ${query.publisher})`)
+      }
       if (query.kind !== undefined) conditions.push(onLatest("package_facets", "x.kind", query.kind))
       if (query.isolation !== undefined) conditions.push(onLatest("package_facets", "x.isolation", query.isolation))
       if (query.platform !== undefined) conditions.push(onLatest("package_platforms", "x.platform", query.platform))
@@ -51,12 +53,16 @@ export const make = Effect.gen(function*() {
       const rows: ReadonlyArray<Row> = yield* (() => {
         switch (ordering) {
           case "relevance": {
-            const inner = sql`SELECT ${sql.literal(summaryColumns)}, ${search!.score} AS score
-              FROM ${sql.literal(summaryFrom)} ${search!.join} WHERE ${sql.and(conditions)}`
+            // Rank narrow rows first; only the page's rows are joined into summaries.
+            const ranked = sql`SELECT p.id, p.name, ${search!.score} AS score
+              FROM packages p ${search!.join} WHERE ${sql.and(conditions)}`
             const resume = after === undefined
               ? sql`1 = 1`
               : sql`(s.score < ${after.value} OR (s.score = ${after.value} AND s.name > ${nameOf(after.id)}))`
-            return sql<Row>`SELECT * FROM (${inner}) s WHERE ${resume} ORDER BY s.score DESC, s.name ASC LIMIT ${limit}`
+            return sql<Row>`SELECT ${sql.literal(summaryColumns)}, t.score
+              FROM (SELECT * FROM (${ranked}) s WHERE ${resume} ORDER BY s.score DESC, s.name ASC LIMIT ${limit}) t
+              JOIN packages p ON p.id = t.id LEFT JOIN publishers pub ON pub.id = p.publisher_id
+              ORDER BY t.score DESC, t.name ASC`
           }
           case "name": {
             if (after !== undefined) conditions.push(sql`p.name > ${nameOf(after.id)}`)
@@ -87,7 +93,7 @@ export const make = Effect.gen(function*() {
         items: page.map(toSummary),
         next: rows.length > query.limit && last !== undefined ? keyOf(last) : undefined
       }
-    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.find"))
+    }).pipe(Effect.orDie)
 
   const visible = (name: string, statuses: PackageQuery["statuses"]) =>
     sql`p.name = ${name} AND ${sql.literal(statusIn("p.curation_status", statuses))}`
@@ -131,7 +137,7 @@ export const make = Effect.gen(function*() {
         versions: versions.map((v) => ({ version: text(v.version), publishedAt: text(v.publishedAt) }))
       }
       return Option.some(result)
-    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.detail"))
+    }).pipe(Effect.orDie)
 
   const versions: PackageStore["Type"]["versions"] = (name, statuses) =>
     Effect.gen(function*() {
@@ -141,7 +147,7 @@ export const make = Effect.gen(function*() {
           tarball_sha512_verified, has_provenance
         FROM package_versions WHERE package_id = ${pkg.id} ORDER BY published_at DESC, id DESC`
       return Option.some(rows.map(versionItem))
-    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.versions"))
+    }).pipe(Effect.orDie)
 
   const release: PackageStore["Type"]["release"] = (name, version, statuses) =>
     Effect.gen(function*() {
@@ -152,7 +158,7 @@ export const make = Effect.gen(function*() {
       return row === undefined
         ? Option.none()
         : Option.some({ name: text(row.name), version: text(row.version), integrity: text(row.registryIntegrity) })
-    }).pipe(Effect.orDie, Effect.withSpan("PackageStore.release"))
+    }).pipe(Effect.orDie)
 
   return PackageStore.of({ find, detail, versions, release })
 })

@@ -21,8 +21,7 @@ export const make = Effect.gen(function*() {
           document: json(row.document)
         }))
       ),
-      Effect.orDie,
-      Effect.withSpan("PageStore.published")
+      Effect.orDie
     )
 
   return PageStore.of({ published })
