@@ -11,6 +11,7 @@ import * as path from "node:path"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { type SseEvent, TestNode } from "../support/NodeServer.js"
+import { conversation, hasEvent, pause, textOf } from "../support/NodeFixtures.js"
 
 const hostControlWait = Duration.seconds(5)
 
@@ -49,17 +50,8 @@ const auditRows = (dataDir: string, kind: string): Array<any> => {
   }
 }
 
-const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 
-const conversation = Effect.gen(function*() {
-  const node = yield* TestNode
-  const created = yield* node.request("POST", "/conversations", { body: {} })
-  expect(created.status).toBe(201)
-  return created.body.conversationId as string
-})
 
-const textOf = (entry: any) => entry.blocks.filter((b: any) => b.type === "text").map((b: any) => b.text).join("")
-const hasEvent = (name: string) => (events: ReadonlyArray<SseEvent>) => events.some((e) => e.event === name)
 const eventOf = (events: ReadonlyArray<SseEvent>, name: string) => events.find((e) => e.event === name)!
 
 const answer = (controlId: string, body: unknown, as: NodeServer.As = "person") =>

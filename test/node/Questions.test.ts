@@ -5,11 +5,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-import { createRequire } from "node:module"
-import * as path from "node:path"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
+import { conversation, eventually, pause, query, textOf, timeline } from "../support/NodeFixtures.js"
 
 const questionTtl = Duration.minutes(10)
 
@@ -43,50 +42,12 @@ const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 // ---------------------------------------------------------------------------
 // Helpers
 
-interface SqliteDatabase {
-  prepare(sql: string): { all(...params: Array<unknown>): Array<any>; run(...params: Array<unknown>): unknown }
-  close(): void
-}
-const loadCjs = createRequire(import.meta.url)
-const Database = loadCjs("better-sqlite3") as new(file: string, options?: { readonly readonly?: boolean }) => SqliteDatabase
-
-/** Reads the node's database file directly, read-only. */
-const query = (dataDir: string, sql: string, ...params: Array<unknown>): Array<any> => {
-  const db = new Database(path.join(dataDir, "node.db"), { readonly: true })
-  try {
-    return db.prepare(sql).all(...params)
-  } finally {
-    db.close()
-  }
-}
 
 /** Waits on real time (the server runs on the test clock, so its own work needs real time to happen). */
-const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 
-const eventually = <A>(effect: Effect.Effect<A, never, TestNode>, holds: (a: A) => boolean, what: string) =>
-  Effect.gen(function*() {
-    let last: A | undefined
-    for (let i = 0; i < 200; i++) {
-      last = yield* effect
-      if (holds(last)) return last
-      yield* pause(10)
-    }
-    return yield* Effect.dieMessage(`${what} never held; last: ${JSON.stringify(last)}`)
-  })
 
-const conversation = Effect.gen(function*() {
-  const node = yield* TestNode
-  const created = yield* node.request("POST", "/conversations", { body: {} })
-  expect(created.status).toBe(201)
-  return created.body.conversationId as string
-})
 
-const timeline = (id: string) =>
-  Effect.flatMap(TestNode, (node) => node.request("GET", `/conversations/${id}/timeline`)).pipe(
-    Effect.map((r) => r.body.entries as Array<any>)
-  )
 
-const textOf = (entry: any) => entry.blocks.filter((b: any) => b.type === "text").map((b: any) => b.text).join("")
 
 const questionBlocks = (entries: ReadonlyArray<any>) =>
   entries.flatMap((entry) => entry.blocks.filter((b: any) => b.type === "question").map((b: any) => ({ entry, block: b })))

@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
+import { conversation, eventually, textOf, timeline } from "../support/NodeFixtures.js"
 
 const script: ScriptInput = {
   rules: [
@@ -38,32 +39,10 @@ interface SqliteDatabase {
 const loadCjs = createRequire(import.meta.url)
 const Database = loadCjs("better-sqlite3") as new(file: string, options?: { readonly readonly?: boolean }) => SqliteDatabase
 
-const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 
-const eventually = <A, R>(effect: Effect.Effect<A, never, R>, holds: (a: A) => boolean, what: string, tries = 300) =>
-  Effect.gen(function*() {
-    let last: A | undefined
-    for (let i = 0; i < tries; i++) {
-      last = yield* effect
-      if (holds(last)) return last
-      yield* pause(20)
-    }
-    return yield* Effect.dieMessage(`${what} never held; last: ${JSON.stringify(last)}`)
-  })
 
-const conversation = Effect.gen(function*() {
-  const node = yield* TestNode
-  const created = yield* node.request("POST", "/conversations", { body: {} })
-  expect(created.status).toBe(201)
-  return created.body.conversationId as string
-})
 
-const timeline = (id: string) =>
-  Effect.flatMap(TestNode, (node) => node.request("GET", `/conversations/${id}/timeline`)).pipe(
-    Effect.map((r) => r.body.entries as Array<any>)
-  )
 
-const textOf = (entry: any) => entry.blocks.filter((b: any) => b.type === "text").map((b: any) => b.text).join("")
 
 const identityFile = (dataDir: string) => path.join(dataDir, "identity.json")
 

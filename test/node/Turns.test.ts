@@ -4,6 +4,7 @@ import { Duration, Effect, TestClock } from "effect"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
+import { conversation, doneOf, eventually, hasEvent, textOf, timeline } from "../support/NodeFixtures.js"
 
 const script: ScriptInput = {
   rules: [
@@ -16,32 +17,10 @@ const script: ScriptInput = {
 const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>, options: Parameters<typeof NodeServer.layer>[0] = { script }) =>
   Effect.provide(effect, NodeServer.layer(options))
 
-const conversation = Effect.gen(function*() {
-  const node = yield* TestNode
-  const created = yield* node.request("POST", "/conversations", { body: {} })
-  expect(created.status).toBe(201)
-  return created.body.conversationId as string
-})
 
-const timeline = (id: string) =>
-  Effect.flatMap(TestNode, (node) => node.request("GET", `/conversations/${id}/timeline`)).pipe(
-    Effect.map((r) => r.body.entries as Array<any>)
-  )
 
-const textOf = (entry: any) => entry.blocks.filter((b: any) => b.type === "text").map((b: any) => b.text).join("")
 
-/** Polls on real time (the test clock stands still) until `done` holds, for at most 2 seconds. */
-const waitFor = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 200; attempt++) {
-      const value = yield* effect
-      if (done(value)) return value
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-    }
-    return yield* effect
-  })
 
-const hasEvent = (name: string) => (events: ReadonlyArray<NodeServer.SseEvent>) => events.some((e) => e.event === name)
 
 describe("messages", () => {
   it.scoped("the waiting route answers with the result and stores both messages with their origin", () =>
@@ -86,7 +65,6 @@ const writingTurn = (id: string, as: NodeServer.As = "person", text = "slow") =>
     return stream
   })
 
-const doneOf = (events: ReadonlyArray<NodeServer.SseEvent>) => events.find((e) => e.event === "done")!.data
 
 describe("rule 4: bare text from the same origin and channel is steered into the turn being written", () => {
   it.scoped("on the streaming route: done says steered with no message ids, and the turn answers it", () =>
@@ -303,7 +281,7 @@ describe("following turns", () => {
       const stream = yield* writingTurn(id)
       yield* stream.abort
       yield* TestClock.adjust(Duration.seconds(1))
-      const entries = yield* waitFor(timeline(id), (entries) => entries[1]?.status === "complete")
+      const entries = yield* eventually(timeline(id), (entries) => entries[1]?.status === "complete", "the reply completes")
       expect(entries[1]).toMatchObject({ status: "complete" })
       expect(textOf(entries[1])).toBe("one two")
     })))
@@ -389,7 +367,7 @@ describe("the waiting route's budget", () => {
       const node = yield* TestNode
       const id = yield* conversation
       const fiber = yield* Effect.fork(node.request("POST", `/conversations/${id}/messages`, { body: { text: "forever" } }))
-      yield* waitFor(timeline(id), (entries) => entries.length === 2)
+      yield* eventually(timeline(id), (entries) => entries.length === 2, "the reply exists")
       yield* TestClock.adjust(Duration.seconds(60))
       const response = yield* fiber.await.pipe(Effect.flatten)
       expect(response.status).toBe(202)

@@ -1,0 +1,66 @@
+/** Helpers shared by the node's HTTP tests. */
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { type SseEvent, TestNode } from "./NodeServer.js"
+
+/** Waits on real time: the server runs on the test clock, but its own work needs real time to happen. */
+export const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+/** Repeats `effect` on real time until `holds`, or dies naming `what`. */
+export const eventually = <A, R>(
+  effect: Effect.Effect<A, never, R>,
+  holds: (a: A) => boolean,
+  what: string,
+  tries = 300
+) =>
+  Effect.gen(function*() {
+    let last: A | undefined
+    for (let i = 0; i < tries; i++) {
+      last = yield* effect
+      if (holds(last)) return last
+      yield* pause(10)
+    }
+    return yield* Effect.dieMessage(`${what} never held; last: ${JSON.stringify(last)}`)
+  })
+
+export const conversation = Effect.gen(function*() {
+  const node = yield* TestNode
+  const created = yield* node.request("POST", "/conversations", { body: {} })
+  expect(created.status).toBe(201)
+  return created.body.conversationId as string
+})
+
+export const timeline = (id: string) =>
+  Effect.flatMap(TestNode, (node) => node.request("GET", `/conversations/${id}/timeline`)).pipe(
+    Effect.map((r) => r.body.entries as Array<any>)
+  )
+
+export const textOf = (entry: any): string =>
+  entry.blocks.filter((b: any) => b.type === "text").map((b: any) => b.text).join("")
+
+export const hasEvent = (name: string) => (events: ReadonlyArray<SseEvent>) => events.some((e) => e.event === name)
+
+export const doneOf = (events: ReadonlyArray<SseEvent>) => events.find((e) => e.event === "done")!.data
+
+export interface SqliteDatabase {
+  prepare(sql: string): { all(...params: Array<unknown>): Array<any>; run(...params: Array<unknown>): unknown }
+  close(): void
+}
+
+const loadCjs = createRequire(import.meta.url)
+export const Database = loadCjs("better-sqlite3") as new(
+  file: string,
+  options?: { readonly readonly?: boolean }
+) => SqliteDatabase
+
+/** Reads the node's database file directly, read-only. */
+export const query = (dataDir: string, sql: string, ...params: Array<unknown>): Array<any> => {
+  const db = new Database(path.join(dataDir, "node.db"), { readonly: true })
+  try {
+    return db.prepare(sql).all(...params)
+  } finally {
+    db.close()
+  }
+}
