@@ -66,7 +66,12 @@ export const TurnSettings = Config.all({
 export type TurnSettings = Config.Config.Success<typeof TurnSettings>
 
 const maxRounds = 8
-const flushEvery = Duration.millis(250)
+/**
+ * A running turn's events and reply are written to the store at most this often
+ * (and when it ends): followers read the turn's log in memory, so the hot path
+ * of a delta touches no database; a crash loses at most this much of a reply.
+ */
+const checkpointEvery = Duration.millis(100)
 
 const notes = {
   stopped: "Stopped.",
@@ -139,6 +144,10 @@ interface Turn {
   readonly steers: Array<string>
   readonly ended: Deferred.Deferred<Status>
   readonly blocks: Array<Block>
+  /** Every event of the turn so far; followers replay it while the turn runs. */
+  readonly log: Array<TurnEvent>
+  /** How many of `log` are in the store. */
+  persisted: number
   phase: Phase
   seq: number
   stopNote: string | undefined
@@ -209,31 +218,34 @@ export const make = (settings: TurnSettings) =>
 
     const emit = (turn: Turn, event: TurnEventName, data: unknown) =>
       Effect.gen(function*() {
-        const seq = ++turn.seq
-        yield* store.appendEvent(turn.taskId, { seq, event, data })
-        yield* PubSub.publish(turn.hub, { taskId: turn.taskId, seq, event, data })
+        const published: TurnEvent = { taskId: turn.taskId, seq: ++turn.seq, event, data }
+        turn.log.push(published)
+        yield* PubSub.publish(turn.hub, published)
       })
 
-    /** The events of a task after `afterSeq`: stored ones first, then live ones, up to `done`. */
-    const follow = (taskId: string, hub: PubSub.PubSub<TurnEvent> | undefined, afterSeq: number) =>
+    /** The events of a task after `afterSeq`: a running turn's from its log, then live; an ended one's from the store. */
+    const follow = (taskId: string, turn: Turn | undefined, afterSeq: number) =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        // Subscribe before reading the store: an event is stored before it is published, so none falls between.
-        const live = hub === undefined ? undefined : yield* PubSub.subscribe(hub)
-        const stored = yield* store.events(taskId, afterSeq)
-        const last = stored.at(-1)?.seq ?? afterSeq
-        const replay = Stream.fromIterable(
-          stored.map((e): TurnEvent => ({ taskId, seq: e.seq, event: e.event as TurnEventName, data: e.data }))
-        )
-        const rest = live === undefined || stored.some((e) => e.event === "done")
+        if (turn === undefined) {
+          const stored = yield* store.events(taskId, afterSeq)
+          return Stream.fromIterable(
+            stored.map((e): TurnEvent => ({ taskId, seq: e.seq, event: e.event as TurnEventName, data: e.data }))
+          )
+        }
+        // Subscribe before reading the log: an event is logged before it is published, so none falls between.
+        const live = yield* PubSub.subscribe(turn.hub)
+        const replay = turn.log.filter((e) => e.seq > afterSeq)
+        const last = turn.log.at(-1)?.seq ?? afterSeq
+        const rest = replay.some((e) => e.event === "done")
           ? Stream.empty
           : Stream.fromQueue(live).pipe(Stream.filter((e) => e.seq > last))
-        return Stream.concat(replay, rest).pipe(Stream.takeUntil((e) => e.event === "done"))
+        return Stream.concat(Stream.fromIterable(replay), rest).pipe(Stream.takeUntil((e) => e.event === "done"))
       }))
 
     const taskTimeline = (conversationId: string, taskId: string | null, messageIds: ReadonlyArray<string>) =>
-      Effect.map(store.timeline(conversationId, 0), ({ entries, last }): Timeline => ({
+      Effect.map(store.taskEntries(conversationId, taskId, messageIds), ({ entries, last }): Timeline => ({
         conversationId,
-        entries: entries.filter((e) => (taskId !== null && e.taskId === taskId) || messageIds.includes(e.messageId)),
+        entries,
         last
       }))
 
@@ -256,12 +268,20 @@ export const make = (settings: TurnSettings) =>
     // ---------------------------------------------------------------------------------------------
     // Running a turn
 
-    const flush = (turn: Turn, force: boolean) =>
+    /** Writes the turn's new events and its reply's blocks, at most every `checkpointEvery` unless forced. */
+    const checkpoint = (turn: Turn, force: boolean) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        if (!force && now - turn.flushedAt < Duration.toMillis(flushEvery)) return
+        if (!force && now - turn.flushedAt < Duration.toMillis(checkpointEvery)) return
         turn.flushedAt = now
-        yield* store.updateMessage(turn.conversationId, turn.assistantMessageId, { blocks: [...turn.blocks] })
+        const events = turn.log.slice(turn.persisted)
+        turn.persisted = turn.log.length
+        yield* store.checkpoint({
+          conversationId: turn.conversationId,
+          taskId: turn.taskId,
+          events,
+          reply: { messageId: turn.assistantMessageId, patch: { blocks: [...turn.blocks] } }
+        })
       })
 
     const appendText = (turn: Turn, type: "text" | "reasoning", text: string) => {
@@ -399,7 +419,7 @@ export const make = (settings: TurnSettings) =>
                   calls.push(event)
                   break
               }
-              yield* flush(turn, false)
+              yield* checkpoint(turn, false)
             })
           )
         )
@@ -444,7 +464,7 @@ export const make = (settings: TurnSettings) =>
               })
               messages.push({ role: "tool", toolCallId: call.id, name: call.name, output: result.output })
             }
-            yield* flush(turn, true)
+            yield* checkpoint(turn, true)
             if (endsTurn) break
             continue
           }
@@ -486,16 +506,20 @@ export const make = (settings: TurnSettings) =>
         if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
           yield* Effect.logError("Turn failed", exit.cause)
         }
-        yield* store.updateMessage(turn.conversationId, turn.assistantMessageId, {
-          status: status === "complete" ? "complete" : status,
-          note,
-          blocks: [...turn.blocks]
+        yield* store.checkpoint({
+          conversationId: turn.conversationId,
+          taskId: turn.taskId,
+          events: turn.log.slice(turn.persisted),
+          reply: { messageId: turn.assistantMessageId, patch: { status, note, blocks: [...turn.blocks] } }
         })
+        turn.persisted = turn.log.length
         const result = yield* resultOf(turn.conversationId, turn.taskId, resolutionOf(status), [
           turn.userMessageId,
           turn.assistantMessageId
         ])
         yield* emit(turn, "done", result)
+        yield* store.checkpoint({ conversationId: turn.conversationId, taskId: turn.taskId, events: turn.log.slice(turn.persisted) })
+        turn.persisted = turn.log.length
         yield* Deferred.succeed(turn.ended, status)
         yield* locked(turn.conversationId, (state) =>
           Effect.gen(function*() {
@@ -534,6 +558,8 @@ export const make = (settings: TurnSettings) =>
           steers: [],
           ended: yield* Deferred.make<Status>(),
           blocks: [],
+          log: [],
+          persisted: 0,
           phase: "setup",
           seq: 0,
           stopNote: undefined,
@@ -569,7 +595,7 @@ export const make = (settings: TurnSettings) =>
     const ownTicket = (turn: Turn): Ticket => ({
       disposition: "started",
       taskId: turn.taskId,
-      events: follow(turn.taskId, turn.hub, 0),
+      events: follow(turn.taskId, turn, 0),
       result: Effect.flatMap(Deferred.await(turn.ended), (status) =>
         resultOf(turn.conversationId, turn.taskId, resolutionOf(status), [turn.userMessageId, turn.assistantMessageId]))
     })
@@ -582,7 +608,7 @@ export const make = (settings: TurnSettings) =>
       return {
         disposition: "steered",
         taskId: turn.taskId,
-        events: follow(turn.taskId, turn.hub, turn.seq).pipe(
+        events: follow(turn.taskId, turn, turn.seq).pipe(
           Stream.mapEffect((event) =>
             event.event === "done" ? Effect.map(result, (data): TurnEvent => ({ ...event, data })) : Effect.succeed(event)
           )
@@ -753,7 +779,7 @@ export const make = (settings: TurnSettings) =>
         return {
           disposition: "replayed",
           taskId,
-          events: follow(taskId, running?.hub, afterSeq),
+          events: follow(taskId, running, afterSeq),
           result: running !== undefined
             ? ownTicket(running).result
             : Effect.succeed(done?.data as MessageResult)

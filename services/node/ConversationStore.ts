@@ -73,7 +73,21 @@ export class ConversationStore extends Context.Tag("clark/node/ConversationStore
     conversationId: string,
     after: number
   ) => Effect.Effect<{ readonly entries: ReadonlyArray<TimelineEntry>; readonly last: number }>
-  readonly appendEvent: (taskId: string, event: StoredEvent) => Effect.Effect<void>
+  /** Entries of one task (or named messages), in timeline order, and the newest revision. */
+  readonly taskEntries: (
+    conversationId: string,
+    taskId: string | null,
+    messageIds: ReadonlyArray<string>
+  ) => Effect.Effect<{ readonly entries: ReadonlyArray<TimelineEntry>; readonly last: number }>
+  /** Stores events of a turn, and the reply's blocks, in one transaction. */
+  readonly checkpoint: (
+    checkpoint: {
+      readonly conversationId: string
+      readonly taskId: string
+      readonly events: ReadonlyArray<StoredEvent>
+      readonly reply?: { readonly messageId: string; readonly patch: MessagePatch } | undefined
+    }
+  ) => Effect.Effect<void>
   readonly events: (taskId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<StoredEvent>>
   readonly clientRequest: (
     conversationId: string,

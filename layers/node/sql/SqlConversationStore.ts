@@ -1,6 +1,6 @@
 /** ConversationStore on the node's SQLite database. */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option } from "effect"
+import { Array as Arr, Clock, DateTime, Effect, Layer, Option } from "effect"
 import type { Block, MessageStatus, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel, Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
@@ -160,10 +160,25 @@ export const make = Effect.gen(function*() {
       return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
     }).pipe(Effect.orDie)
 
-  const appendEvent: ConversationStore["Type"]["appendEvent"] = (taskId, event) =>
-    sql`INSERT INTO turn_events ${
-      sql.insert({ taskId, seq: event.seq, event: event.event, data: JSON.stringify(event.data) })
-    }`.pipe(Effect.asVoid, Effect.orDie)
+  const taskEntries: ConversationStore["Type"]["taskEntries"] = (conversationId, taskId, messageIds) =>
+    Effect.gen(function*() {
+      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
+      const byTask = taskId === null ? sql`1 = 0` : sql`task_id = ${taskId}`
+      const byId = messageIds.length === 0 ? sql`1 = 0` : sql.in("id", messageIds)
+      const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId}
+        AND (${byTask} OR ${byId}) ORDER BY seq`
+      return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
+    }).pipe(Effect.orDie)
+
+  const checkpoint: ConversationStore["Type"]["checkpoint"] = ({ conversationId, events, reply, taskId }) =>
+    sql.withTransaction(Effect.gen(function*() {
+      for (const chunk of Arr.chunksOf(events, 200)) {
+        yield* sql`INSERT INTO turn_events ${
+          sql.insert(chunk.map((e) => ({ taskId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })))
+        }`
+      }
+      if (reply !== undefined) yield* updateMessage(conversationId, reply.messageId, reply.patch)
+    })).pipe(Effect.orDie)
 
   const events: ConversationStore["Type"]["events"] = (taskId, afterSeq) =>
     sql<Row>`SELECT seq, event, data FROM turn_events WHERE task_id = ${taskId} AND seq > ${afterSeq} ORDER BY seq`.pipe(
@@ -314,7 +329,8 @@ export const make = Effect.gen(function*() {
     updateMessage,
     message,
     timeline,
-    appendEvent,
+    taskEntries,
+    checkpoint,
     events,
     clientRequest,
     saveClientRequest,
