@@ -4,18 +4,20 @@
  * 1. Builds the product (`tsc`) and starts the compiled node as a child process
  *    (`node bin/clark.js node serve --model scripted:<script>` on a fresh data dir), with a small
  *    preload that reports the child's heap and CPU time over IPC; RSS is read from /proc.
- * 2. Concurrent SSE streams (1, 100, 500), each in its own conversation: every stream's turn writes
+ * 2. Memory at rest: 500 long turns with their streams open, heap and RSS after a full collection.
+ * 3. Concurrent SSE streams (1, 100, 500), each in its own conversation: every stream's turn writes
  *    BENCH_DELTAS deltas BENCH_DELAY_MS apart. Time to first event (request sent to the first
  *    `delta` byte), the time the node adds per delta (gap between consecutive deltas at the client
  *    minus the scripted delay), the node's memory and CPU. The same client drives a plain `node:http`
  *    SSE server that writes the same bytes on the same timers, for reference.
- * 3. Stop: 100 long turns; one at a time, POST /conversations/{id}/stop and the time until that
+ * 4. Stop: 100 long turns; one at a time, POST /conversations/{id}/stop and the time until that
  *    conversation's stream has ended.
- * 4. Emergency stop: 200 long turns, POST /stop and the time until all 200 streams have ended
+ * 5. Emergency stop: 200 long turns, POST /stop and the time until all 200 streams have ended
  *    (BENCH_ESTOP_ROUNDS rounds).
- * 5. Prints the tables and rewrites its section of docs/benchmarks.md.
+ * 6. Prints the tables and rewrites its section of docs/benchmarks.md.
  *
- * Environment: BENCH_DELTAS (default 40), BENCH_DELAY_MS (default 25), BENCH_ESTOP_ROUNDS (default 3),
+ * Environment: BENCH_DELTAS (default 40), BENCH_DELAY_MS (default 25), BENCH_LEVELS (concurrent streams
+ * per run, default 1,100,500), BENCH_ESTOP_ROUNDS (default 3),
  * BENCH_NODE_FLAGS: extra Node flags for the node under test, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  * (the profile is written when the node exits, at the end of the node's part); a run with flags
  * prints its tables but leaves docs/benchmarks.md alone.
@@ -48,7 +50,11 @@ const settings = {
   deltas: positiveInt("BENCH_DELTAS", 40),
   delayMs: positiveInt("BENCH_DELAY_MS", 25),
   /** Concurrent streams per run; the single stream runs `singleRepeats` times in sequence. */
-  levels: [1, 100, 500],
+  levels: (process.env.BENCH_LEVELS ?? "1,100,500").split(",").map((level) => {
+    const value = Number(level.trim())
+    if (!Number.isInteger(value) || value < 1 || value > 550) throw new Error(`BENCH_LEVELS: ${JSON.stringify(level)} is not 1 to 550`)
+    return value
+  }),
   singleRepeats: 5,
   warmupStreams: 50,
   stopTurns: 100,
@@ -325,6 +331,15 @@ interface Target {
   readonly child: Child
 }
 
+/**
+ * A keep-alive socket the server closed while the request was on its way: retried once, as Node's
+ * documentation advises; counted in the report.
+ */
+const isStaleSocket = (request: http.ClientRequest, error: Error) =>
+  request.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET"
+
+let connectionRetries = 0
+
 const streamAgent = new http.Agent({ keepAlive: true, maxSockets: 600, maxFreeSockets: 600, scheduling: "lifo" })
 const controlAgent = new http.Agent({ keepAlive: true, maxSockets: 32, maxFreeSockets: 32 })
 
@@ -337,37 +352,46 @@ const call = (
 ): Promise<{ readonly status: number; readonly body: any }> =>
   new Promise((resolve, reject) => {
     const payload = body === undefined ? "" : JSON.stringify(body)
-    const request = http.request(
-      {
-        host: "127.0.0.1",
-        port: target.port,
-        method,
-        path: requestPath,
-        agent,
-        headers: {
-          authorization: `Bearer ${target.token}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-          "content-length": Buffer.byteLength(payload)
-        }
-      },
-      (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8")
-          let parsed: unknown = text
-          try {
-            parsed = text.length === 0 ? undefined : JSON.parse(text)
-          } catch {
-            // not JSON: kept as text
+    const send = (retried: boolean) => {
+      const request = http.request(
+        {
+          host: "127.0.0.1",
+          port: target.port,
+          method,
+          path: requestPath,
+          agent,
+          headers: {
+            authorization: `Bearer ${target.token}`,
+            ...(body === undefined ? {} : { "content-type": "application/json" }),
+            "content-length": Buffer.byteLength(payload)
           }
-          resolve({ status: response.statusCode ?? 0, body: parsed })
-        })
-        response.on("error", reject)
-      }
-    )
-    request.on("error", reject)
-    request.end(payload)
+        },
+        (response) => {
+          const chunks: Array<Buffer> = []
+          response.on("data", (chunk: Buffer) => chunks.push(chunk))
+          response.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8")
+            let parsed: unknown = text
+            try {
+              parsed = text.length === 0 ? undefined : JSON.parse(text)
+            } catch {
+              // not JSON: kept as text
+            }
+            resolve({ status: response.statusCode ?? 0, body: parsed })
+          })
+          response.on("error", reject)
+        }
+      )
+      request.on("error", (error) => {
+        if (!retried && isStaleSocket(request, error)) {
+          connectionRetries++
+          return send(true)
+        }
+        reject(error)
+      })
+      request.end(payload)
+    }
+    send(false)
   })
 
 const expectStatus = async (
@@ -411,7 +435,7 @@ let openMax = 0
 
 interface SseStream {
   readonly conversationId: string
-  readonly sentAt: number
+  sentAt: number
   status: number | undefined
   /** Arrival time of every `delta` event (the chunk it came in). */
   readonly deltas: Array<number>
@@ -445,58 +469,71 @@ const openStream = (target: Target, conversationId: string, text: string): SseSt
     if (stream.deltas.length === 0) failFirst(new Error(stream.error ?? "ended before its first delta"))
     markEnded()
   }
-  const request = http.request(
-    {
-      host: "127.0.0.1",
-      port: target.port,
-      method: "POST",
-      path: `/conversations/${conversationId}/messages/stream`,
-      agent: streamAgent,
-      headers: {
-        authorization: `Bearer ${target.token}`,
-        accept: "text/event-stream",
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(payload)
-      }
-    },
-    (response) => {
-      stream.status = response.statusCode
-      counted = true
-      openNow++
-      openMax = Math.max(openMax, openNow)
-      let buffer = ""
-      response.setEncoding("utf8")
-      response.on("data", (chunk: string) => {
-        const at = now()
-        buffer += chunk
-        let boundary = buffer.indexOf("\n\n")
-        while (boundary !== -1) {
-          const block = buffer.slice(0, boundary)
-          buffer = buffer.slice(boundary + 2)
-          boundary = buffer.indexOf("\n\n")
-          if (block.includes("\nevent: delta\n")) {
-            stream.deltas.push(at)
-            if (stream.deltas.length === 1) markFirst()
-          } else if (block.includes("\nevent: done\n")) {
-            stream.doneAt = at
-            const data = block.slice(block.indexOf("\ndata: ") + 7)
-            try {
-              stream.resolution = String(JSON.parse(data).resolution)
-            } catch {
-              stream.resolution = "(unreadable)"
-            }
+  const onResponse = (response: http.IncomingMessage) => {
+    stream.status = response.statusCode
+    counted = true
+    openNow++
+    openMax = Math.max(openMax, openNow)
+    let buffer = ""
+    response.setEncoding("utf8")
+    response.on("data", (chunk: string) => {
+      const at = now()
+      buffer += chunk
+      let boundary = buffer.indexOf("\n\n")
+      while (boundary !== -1) {
+        const block = buffer.slice(0, boundary)
+        buffer = buffer.slice(boundary + 2)
+        boundary = buffer.indexOf("\n\n")
+        if (block.includes("\nevent: delta\n")) {
+          stream.deltas.push(at)
+          if (stream.deltas.length === 1) markFirst()
+        } else if (block.includes("\nevent: done\n")) {
+          stream.doneAt = at
+          const data = block.slice(block.indexOf("\ndata: ") + 7)
+          try {
+            stream.resolution = String(JSON.parse(data).resolution)
+          } catch {
+            stream.resolution = "(unreadable)"
           }
         }
-      })
-      response.on("end", () => {
-        stream.endedAt = now()
-        finish(response.statusCode === 200 ? undefined : `status ${response.statusCode}: ${buffer.slice(0, 200)}`)
-      })
-      response.on("error", (error) => finish(error.message))
-      response.on("close", () => finish("closed before its end"))
-    }
-  )
-  request.on("error", (error) => finish(error.message))
+      }
+    })
+    response.on("end", () => {
+      stream.endedAt = now()
+      finish(response.statusCode === 200 ? undefined : `status ${response.statusCode}: ${buffer.slice(0, 200)}`)
+    })
+    response.on("error", (error) => finish(error.message))
+    response.on("close", () => finish("closed before its end"))
+  }
+  let request: http.ClientRequest | undefined
+  const send = (retried: boolean) => {
+    const sent = http.request(
+      {
+        host: "127.0.0.1",
+        port: target.port,
+        method: "POST",
+        path: `/conversations/${conversationId}/messages/stream`,
+        agent: streamAgent,
+        headers: {
+          authorization: `Bearer ${target.token}`,
+          accept: "text/event-stream",
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(payload)
+        }
+      },
+      onResponse
+    )
+    sent.on("error", (error) => {
+      if (!retried && stream.status === undefined && isStaleSocket(sent, error)) {
+        connectionRetries++
+        stream.sentAt = now()
+        return send(true)
+      }
+      finish(error.message)
+    })
+    request = sent
+    sent.end(payload)
+  }
   const stream: SseStream = {
     conversationId,
     sentAt: now(),
@@ -508,9 +545,9 @@ const openStream = (target: Target, conversationId: string, text: string): SseSt
     error: undefined,
     ended,
     firstDelta,
-    abort: () => request.destroy(new Error("aborted by the benchmark"))
+    abort: () => request?.destroy(new Error("aborted by the benchmark"))
   }
-  request.end(payload)
+  send(false)
   return stream
 }
 
@@ -609,7 +646,10 @@ const runLevel = async (target: Target, streams: number, repeats: number, measur
     added: sorted(added),
     meanAdded: means.reduce((a, b) => a + b, 0) / Math.max(1, means.length),
     failed: bad.length + incomplete,
-    failureDetail: describeFailures(bad) + (incomplete > 0 ? `${incomplete} streams with a wrong number of deltas` : ""),
+    failureDetail: [
+      ...(bad.length > 0 ? [describeFailures(bad)] : []),
+      ...(incomplete > 0 ? [`${incomplete} streams with a wrong number of deltas`] : [])
+    ].join("; "),
     serverCpu: cpuBefore !== undefined && cpuAfter !== undefined
       ? ((cpuAfter.cpuMicros - cpuBefore.cpuMicros) / 1000 / wallMs) * 100
       : undefined,
@@ -711,6 +751,44 @@ const runEmergency = async (target: Target): Promise<EmergencyRound> => {
   }
 }
 
+/**
+ * Memory at rest: `count` long turns, every stream open between two deltas; RSS and heap after a
+ * full collection, against the same readings with no turn running. Then an (untimed target)
+ * emergency stop ends them.
+ */
+interface AtRest {
+  readonly streams: number
+  readonly idleRss: number
+  readonly idleHeapUsed: number
+  readonly rss: number
+  readonly heapUsed: number
+  readonly stopTurns: number
+  readonly stopMs: number
+}
+
+const runAtRest = async (target: Target, count: number): Promise<AtRest> => {
+  const idle = await askSample(target.child, true)
+  const idleRss = readRss(target.child.process.pid!) ?? 0
+  const streams = await startLongTurns(target, count)
+  await sleep(500)
+  const loaded = await askSample(target.child, true)
+  const rss = readRss(target.child.process.pid!) ?? 0
+  const sent = now()
+  const body = await expectStatus(call(target, "POST", "/stop"), 200, "POST /stop")
+  await awaitAll(streams, settings.waitDeadlineMs, "streams ending after the emergency stop")
+  const bad = failures(streams, "stopped")
+  if (bad.length > 0) throw new Error(`${bad.length} streams did not end as "stopped": ${describeFailures(bad)}`)
+  return {
+    streams: count,
+    idleRss,
+    idleHeapUsed: idle.heapUsed,
+    rss,
+    heapUsed: loaded.heapUsed,
+    stopTurns: Number(body?.stopped?.turns),
+    stopMs: Math.max(...streams.map((s) => s.endedAt! - sent))
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Report
 // ---------------------------------------------------------------------------
@@ -718,12 +796,22 @@ const runEmergency = async (target: Target): Promise<EmergencyRound> => {
 interface Results {
   readonly date: Date
   readonly load: { readonly before: number; readonly after: number }
+  /** Cores used on average by other processes while the node was measured. */
+  readonly otherCores: number
   readonly node: ReadonlyArray<LevelResult>
   readonly baseline: ReadonlyArray<LevelResult>
   readonly stops: StopResult
   readonly emergency: ReadonlyArray<EmergencyRound>
+  readonly atRest: AtRest
   readonly peakRssOverall: number | undefined
+  readonly connectionRetries: number
 }
+
+const otherWorkLimit = 0.25
+
+/** CPU time of the whole machine, all cores, in ms. */
+const machineBusyMs = () =>
+  os.cpus().reduce((sum, cpu) => sum + cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq, 0)
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
   [
@@ -763,6 +851,11 @@ const targetsTable = (r: Results) => {
           memory?.memory !== undefined && memory.failed === 0 && memory.openMax >= t.memoryStreams &&
             memory.memory.peakRss <= t.memoryMiB * 2 ** 20
         )
+      ],
+      [
+        `(for reference) ${r.atRest.streams} streams open at rest`,
+        `RSS ${mib(r.atRest.rss)} MiB after a full GC`,
+        r.atRest.rss <= t.memoryMiB * 2 ** 20 ? "within" : "over"
       ],
       [
         `stop to end of stream ≤ ${t.stopP99Ms} ms p99`,
@@ -826,6 +919,23 @@ const memoryTable = (r: Results) =>
     )
   )
 
+const atRestTable = (r: Results) => {
+  const a = r.atRest
+  return table(
+    ["State", "Streams open", "RSS (MiB)", "Heap used after a full GC (MiB)", "Per stream: RSS / heap (KiB)"],
+    [
+      ["no turn running", "0", mib(a.idleRss), mib(a.idleHeapUsed), "–"],
+      [
+        `${a.streams} long turns, between two deltas`,
+        String(a.streams),
+        mib(a.rss),
+        mib(a.heapUsed),
+        `${((a.rss - a.idleRss) / a.streams / 1024).toFixed(0)} / ${((a.heapUsed - a.idleHeapUsed) / a.streams / 1024).toFixed(0)}`
+      ]
+    ]
+  )
+}
+
 const stopTable = (r: Results) =>
   table(
     ["From POST /conversations/{id}/stop sent to", "p50 (ms)", "p99 (ms)", "max (ms)"],
@@ -855,14 +965,11 @@ const emergencyTable = (r: Results) =>
     ])
   )
 
-const busyWarning = (r: Results) => {
-  const cores = os.cpus().length
-  return r.load.before > cores / 2
-    ? ` **Other work was running on the machine when the measurements started: these figures understate what the code can do; rerun on an idle machine before comparing.**`
-    : r.load.after > cores * 1.5
-    ? ` The load at the end is mostly the benchmark's own two processes.`
+/** Other processes took more than a quarter of a core on average: the figures understate the code. */
+const busyWarning = (r: Results) =>
+  r.otherCores > otherWorkLimit
+    ? ` **Other work was running on the machine during the measurements: these figures understate what the code can do; rerun on an idle machine before comparing.**`
     : ""
-}
 
 const renderSection = (r: Results) => {
   const cpus = os.cpus()
@@ -871,10 +978,11 @@ const renderSection = (r: Results) => {
 Written by \`npm run bench:node\` (scripts/bench/node.ts) on ${r.date.toISOString().slice(0, 16).replace("T", " ")} UTC.
 
 - Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}; Node ${process.version}. The driver (the HTTP client) and the node share these cores.
-- System load (1-minute average): ${r.load.before.toFixed(1)} when the measurements started, ${r.load.after.toFixed(1)} when they ended, on ${cpus.length} cores.${busyWarning(r)}
+- System load: the 1-minute load average was ${r.load.before.toFixed(1)} when the measurements started (the build just before counts in it) and ${r.load.after.toFixed(1)} when the node's part ended, on ${cpus.length} cores; processes other than the node and the driver used ${r.otherCores.toFixed(2)} cores on average during the node's part (the machine's CPU time minus theirs).${busyWarning(r)}
 - Node: the compiled product, \`node bin/clark.js node serve --model scripted:<script>\` on a fresh data dir (SQLite in WAL mode on the temporary directory's disk), default settings and logging, with a preload that reports its heap and CPU time over IPC every 100 ms (\`--import\`, \`--expose-gc\` for a full collection before each idle reading). RSS is VmRSS from /proc every 100 ms.
+- Order, on one node process: a warm-up of ${settings.warmupStreams} streams, memory at rest, the stream runs (${settings.levels.join(", ")}), the stops, the emergency stops; then the reference server.
 - Script: streamed turns write ${settings.deltas} deltas ${settings.delayMs} ms apart (the first at once); long turns write one delta and then wait ${settings.longDelayMs / 1000} s, so only a stop ends them.
-- Driver: \`node:http\` with a keep-alive agent of up to 600 sockets, opened (GET /health) before each run so streams do not pay for connecting; every stream in its own conversation, all streams of a run sent at once. Timestamps are taken when a chunk reaches the driver's \`data\` handler, so the driver's own delays are in the figures (its CPU is in the table).
+- Driver: \`node:http\` with a keep-alive agent of up to 600 sockets, opened (GET /health) before each run so streams do not pay for connecting; every stream in its own conversation, all streams of a run sent at once. Timestamps are taken when a chunk reaches the driver's \`data\` handler, so the driver's own delays are in the figures (its CPU is in the table). Requests on a keep-alive socket the server had just closed are sent again once (${r.connectionRetries} this run).
 - Time to first event: from the request sent to the first \`delta\` event. Added per delta: the gap between two consecutive deltas of a stream at the driver minus the scripted ${settings.delayMs} ms, over all gaps of all streams; this is what the node adds between the model's delta and its bytes (storing and publishing the event, SSE framing, the write, the next timer). The mean per stream ((last − first − ${settings.deltas - 1} × ${settings.delayMs} ms) / ${settings.deltas - 1}) is shown too. "plain node:http" is a reference server in a child process that writes the same bytes on the same timers with nothing else: the floor of this machine, Node's timers and this driver.
 
 ### Targets
@@ -890,6 +998,10 @@ ${streamsTable(r)}
 "Per stream" is (peak RSS − idle RSS) / streams, the idle reading taken after a full collection just before the run${r.peakRssOverall === undefined ? "" : `; the node's high-water RSS (VmHWM) over the whole benchmark was ${mib(r.peakRssOverall)} MiB`}.
 
 ${memoryTable(r)}
+
+At rest: ${r.atRest.streams} long turns, every stream open and waiting for its next delta, read after a full collection (the emergency stop that then ended them took ${ms2(r.atRest.stopMs)} ms for ${r.atRest.stopTurns} turns, not a target).
+
+${atRestTable(r)}
 
 ### Stop
 
@@ -991,15 +1103,25 @@ const main = async () => {
   tmpDirs.add(tmp)
   try {
     const loadBefore = os.loadavg()[0] ?? 0
-    if (loadBefore > os.cpus().length / 2) {
-      log(`  warning: the 1-minute load average is ${loadBefore.toFixed(1)} on ${os.cpus().length} cores; other work will skew the figures`)
-    }
     log("Starting the node")
     const node = await startNode(tmp)
+    const window = {
+      wall: now(),
+      machine: machineBusyMs(),
+      node: (await askSample(node.child, false)).cpuMicros,
+      driver: process.cpuUsage()
+    }
 
     log(`Warm-up: ${settings.warmupStreams} streams`)
     const warm = await runLevel(node, settings.warmupStreams, 1, true)
     if (warm.failed > 0) throw new Error(`warm-up: ${warm.failed} streams failed (${warm.failureDetail})`)
+
+    log(`Memory at rest: ${settings.targets.memoryStreams} long turns`)
+    const atRest = await runAtRest(node, settings.targets.memoryStreams)
+    log(
+      `  RSS ${mib(atRest.idleRss)} → ${mib(atRest.rss)} MiB, heap used ${mib(atRest.idleHeapUsed)} → ${mib(atRest.heapUsed)} MiB; ` +
+        `emergency stop of ${atRest.stopTurns} turns: streams ended after ${ms2(atRest.stopMs)} ms`
+    )
 
     log("Concurrent streams")
     const nodeLevels: Array<LevelResult> = []
@@ -1028,6 +1150,14 @@ const main = async () => {
     }
     const peakRssOverall = readHwm(node.child.process.pid!)
     const loadAfter = os.loadavg()[0] ?? 0
+    const nodeCpuMs = ((await askSample(node.child, false)).cpuMicros - window.node) / 1000
+    const driverCpu = process.cpuUsage(window.driver)
+    const otherCores = Math.max(
+      0,
+      (machineBusyMs() - window.machine - nodeCpuMs - (driverCpu.user + driverCpu.system) / 1000) / (now() - window.wall)
+    )
+    log(`  other processes used ${otherCores.toFixed(2)} cores on average during the node's part`)
+    if (otherCores > otherWorkLimit) log("  warning: other work was running; the figures understate what the code can do")
     await stopChild(node.child)
 
     log("Reference: plain node:http, same bytes, same timers")
@@ -1045,11 +1175,14 @@ const main = async () => {
     const section = renderSection({
       date: new Date(),
       load: { before: loadBefore, after: loadAfter },
+      otherCores,
       node: nodeLevels,
       baseline: baselineLevels,
       stops,
       emergency,
-      peakRssOverall
+      atRest,
+      peakRssOverall,
+      connectionRetries
     })
     log(`\n${section}`)
     if (settings.nodeFlags.length > 0) {
