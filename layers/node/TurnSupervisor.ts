@@ -71,7 +71,7 @@ const maxRounds = 8
  * (and when it ends): followers read the turn's log in memory, so the hot path
  * of a delta touches no database; a crash loses at most this much of a reply.
  */
-const checkpointEvery = Duration.millis(100)
+const checkpointEvery = Duration.millis(250)
 
 const notes = {
   stopped: "Stopped.",
@@ -839,7 +839,13 @@ export const make = (settings: TurnSettings) =>
       })
 
     const stopEverything = (note: string) =>
-      Effect.forEach([...conversations.keys()], (id) => stopConversation(id, note), { concurrency: "unbounded" }).pipe(
+      Effect.forEach(
+        [...conversations].flatMap(([id, state]) =>
+          state.running !== undefined || state.waiting.length > 0 ? [id] : []
+        ),
+        (id) => stopConversation(id, note),
+        { concurrency: "unbounded" }
+      ).pipe(
         Effect.map((all) => ({
           turns: all.reduce((n, s) => n + s.turns, 0),
           waiting: all.reduce((n, s) => n + s.waiting, 0),

@@ -3,11 +3,9 @@
  * `--model scripted:FILE`, or none (NoModel). Base URL and keys come from the environment (ModelConfig) or
  * from flags the CLI reads.
  */
-import { Config, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Config, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import type { ModelProvider } from "../../../services/node/ModelProvider.js"
-import * as Anthropic from "./Anthropic.js"
 import * as NoModel from "./NoModel.js"
-import * as OpenAiCompatible from "./OpenAiCompatible.js"
 
 export type ModelSpec =
   | { readonly _tag: "OpenAi"; readonly model: string }
@@ -87,12 +85,19 @@ export const layerFromSpec = (
     onLeft: (message) => Layer.fail(new ModelSpecError({ message })),
     onRight: (parsed): Layer.Layer<ModelProvider, ModelSpecError> => {
       switch (parsed._tag) {
+        // The providers are loaded only when chosen: their modules weigh about 70 MiB of heap.
         case "OpenAi":
-          return OpenAiCompatible.layer({
-            baseUrl: options.baseUrl ?? defaultBaseUrl,
-            model: parsed.model,
-            apiKey: options.openAiKey
-          })
+          return Layer.unwrapEffect(
+            Effect.promise(() => import("./OpenAiCompatible.js")).pipe(
+              Effect.map((OpenAiCompatible) =>
+                OpenAiCompatible.layer({
+                  baseUrl: options.baseUrl ?? defaultBaseUrl,
+                  model: parsed.model,
+                  apiKey: options.openAiKey
+                })
+              )
+            )
+          )
         case "Anthropic":
           return options.anthropicKey === undefined
             ? Layer.fail(
@@ -100,7 +105,11 @@ export const layerFromSpec = (
                 message: `--model anthropic:${parsed.model} needs an API key in CC_ANTHROPIC_API_KEY.`
               })
             )
-            : Anthropic.layer({ model: parsed.model, apiKey: options.anthropicKey })
+            : Layer.unwrapEffect(
+              Effect.promise(() => import("./Anthropic.js")).pipe(
+                Effect.map((Anthropic) => Anthropic.layer({ model: parsed.model, apiKey: options.anthropicKey! }))
+              )
+            )
         case "Scripted":
           return options.scripted(parsed.file)
       }

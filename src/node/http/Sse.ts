@@ -1,6 +1,6 @@
 /** Server-Sent Events of a turn: `id: <taskId>:<seq>` so a client can resume with Last-Event-ID. */
 import { HttpServerResponse } from "@effect/platform"
-import { Duration, Option, Stream } from "effect"
+import { Option, Stream } from "effect"
 import type { TurnEvent } from "../../../services/node/TurnEngine.js"
 
 const encoder = new TextEncoder()
@@ -8,18 +8,14 @@ const encoder = new TextEncoder()
 export const encodeEvent = (event: TurnEvent): Uint8Array =>
   encoder.encode(`id: ${event.taskId}:${event.seq}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`)
 
-/** A comment line now and then keeps proxies and idle timers from closing a quiet stream. */
-const keepAlive = Stream.tick(Duration.seconds(15)).pipe(Stream.drop(1), Stream.as(encoder.encode(": keep-alive\n\n")))
-
 /** Sent first, so the headers leave at once even when the turn has nothing to say yet (a waiting message). */
 const opening = encoder.encode(": connected\n\n")
 
 export const response = (events: Stream.Stream<TurnEvent>) =>
   HttpServerResponse.stream(
-    Stream.concat(
-      Stream.succeed(opening),
-      Stream.merge(Stream.map(events, encodeEvent), keepAlive, { haltStrategy: "left" })
-    ),
+    // No periodic keep-alive: the stream is on loopback to the host app, and merging a timer into every
+    // stream cost about a third of the node's time per delta.
+    Stream.concat(Stream.succeed(opening), Stream.map(events, encodeEvent)),
     {
       contentType: "text/event-stream",
       headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
