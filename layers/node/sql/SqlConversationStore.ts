@@ -7,9 +7,11 @@ import { makeId } from "../../../services/common/Ids.js"
 import {
   ConversationStore,
   type HostControl,
+  type MessagePatch,
   type Question,
   type QuestionPrompt,
-  type QuestionStatus
+  type QuestionStatus,
+  type StoredEvent
 } from "../../../services/node/ConversationStore.js"
 
 type Row = Record<string, unknown>
@@ -134,8 +136,9 @@ export const make = Effect.gen(function*() {
       return entry
     })).pipe(Effect.orDie)
 
-  const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
-    sql.withTransaction(Effect.gen(function*() {
+  /** Changes a message under a new revision; the caller provides the transaction. */
+  const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
+    Effect.gen(function*() {
       const at = yield* now
       const { rev } = yield* bump(conversationId, false)
       const set: Record<string, unknown> = { rev, updatedAt: at }
@@ -144,7 +147,10 @@ export const make = Effect.gen(function*() {
       if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
       if (patch.taskId !== undefined) set.taskId = patch.taskId
       yield* sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
-    })).pipe(Effect.orDie)
+    })
+
+  const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
+    sql.withTransaction(applyPatch(conversationId, messageId, patch)).pipe(Effect.orDie)
 
   const message: ConversationStore["Type"]["message"] = (messageId) =>
     sql<Row>`SELECT * FROM messages WHERE id = ${messageId}`.pipe(
@@ -162,23 +168,28 @@ export const make = Effect.gen(function*() {
 
   const taskEntries: ConversationStore["Type"]["taskEntries"] = (conversationId, taskId, messageIds) =>
     Effect.gen(function*() {
-      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
       const byTask = taskId === null ? sql`1 = 0` : sql`task_id = ${taskId}`
       const byId = messageIds.length === 0 ? sql`1 = 0` : sql.in("id", messageIds)
+      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
       const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId}
         AND (${byTask} OR ${byId}) ORDER BY seq`
       return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
     }).pipe(Effect.orDie)
 
+  const insertEvents = (taskId: string, events: ReadonlyArray<StoredEvent>) =>
+    Effect.forEach(Arr.chunksOf(events, 200), (chunk) =>
+      sql`INSERT INTO turn_events ${
+        sql.insert(chunk.map((e) => ({ taskId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })))
+      }`, { discard: true })
+
   const checkpoint: ConversationStore["Type"]["checkpoint"] = ({ conversationId, events, reply, taskId }) =>
-    sql.withTransaction(Effect.gen(function*() {
-      for (const chunk of Arr.chunksOf(events, 200)) {
-        yield* sql`INSERT INTO turn_events ${
-          sql.insert(chunk.map((e) => ({ taskId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })))
-        }`
-      }
-      if (reply !== undefined) yield* updateMessage(conversationId, reply.messageId, reply.patch)
-    })).pipe(Effect.orDie)
+    // One statement needs no transaction of its own.
+    (reply === undefined && events.length <= 200
+      ? insertEvents(taskId, events)
+      : sql.withTransaction(Effect.gen(function*() {
+        yield* insertEvents(taskId, events)
+        if (reply !== undefined) yield* applyPatch(conversationId, reply.messageId, reply.patch)
+      }))).pipe(Effect.orDie)
 
   const events: ConversationStore["Type"]["events"] = (taskId, afterSeq) =>
     sql<Row>`SELECT seq, event, data FROM turn_events WHERE task_id = ${taskId} AND seq > ${afterSeq} ORDER BY seq`.pipe(
