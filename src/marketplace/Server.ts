@@ -5,12 +5,14 @@ import type { SqlClient } from "@effect/sql"
 import { Config, Layer } from "effect"
 import { createServer } from "node:http"
 import * as SqlCatalogStore from "../../layers/marketplace/sql/SqlCatalogStore.js"
+import * as SqlCredentials from "../../layers/marketplace/sql/SqlCredentials.js"
 import * as SqlDatabaseHealth from "../../layers/marketplace/sql/SqlDatabaseHealth.js"
 import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import type { Authentication } from "../../schema/marketplace/Security.js"
 import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
+import type { Credentials } from "../../services/marketplace/Credentials.js"
 import type { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
 import type { PackageStore } from "../../services/marketplace/PackageStore.js"
 import type { PageStore } from "../../services/marketplace/PageStore.js"
@@ -23,15 +25,17 @@ import { serveApi } from "../http/ServeApi.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
 import * as Settings from "./Settings.js"
 
-/** What the handlers need: stores and the credential check. */
-export type Services = PackageStore | CatalogStore | PageStore | DatabaseHealth | Authentication
+/** What the handlers need: stores, credentials and the credential check. */
+export type Services = PackageStore | CatalogStore | PageStore | DatabaseHealth | Credentials | Authentication
 
-export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient> = Layer.mergeAll(
-  SqlPackageStore.layer,
-  SqlCatalogStore.layer,
-  SqlPageStore.layer,
-  SqlDatabaseHealth.layer,
-  AuthenticationLive
+export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient> = AuthenticationLive.pipe(
+  Layer.provideMerge(Layer.mergeAll(
+    SqlPackageStore.layer,
+    SqlCatalogStore.layer,
+    SqlPageStore.layer,
+    SqlDatabaseHealth.layer,
+    SqlCredentials.layer
+  ))
 )
 
 /** The API with every handler, over whatever services are provided. */

@@ -33,6 +33,8 @@ export type MarketplaceClient = Effect.Effect.Success<ReturnType<typeof makeClie
 export interface StartOptions {
   /** Replaces some services, e.g. to make a store fail; the database is still real. */
   readonly services?: (live: typeof ServicesLive) => Layer.Layer<Services, never, SqlClient.SqlClient>
+  /** Runs with the server's services and database before the server starts serving (users, tokens, ...). */
+  readonly setup?: Effect.Effect<unknown, unknown, Services | SqlClient.SqlClient>
 }
 
 export const startMarketplace = async (
@@ -42,7 +44,13 @@ export const startMarketplace = async (
 ): Promise<RunningMarketplace> => {
   const database = await makeDatabase(dialect)
   const db = Database.layer(database.parsed)
-  const api = options.services === undefined ? ApiLive : HandlersLive.pipe(Layer.provide(options.services(ServicesLive)))
+  const services = options.services === undefined ? ServicesLive : options.services(ServicesLive)
+  const prepared = options.setup === undefined
+    ? services
+    : Layer.effectDiscard(Effect.orDie(options.setup)).pipe(Layer.provideMerge(services))
+  const api = options.services === undefined && options.setup === undefined
+    ? ApiLive
+    : HandlersLive.pipe(Layer.provide(prepared))
   const runtime = ManagedRuntime.make(
     serveApi(api).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),

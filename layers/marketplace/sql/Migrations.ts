@@ -1,9 +1,11 @@
 /** The marketplace's migration set, one for both dialects. */
 import { Migrator } from "@effect/sql"
 import catalog from "./migrations/0001_catalog.js"
+import accounts from "./migrations/0002_accounts.js"
 
 export const loader = Migrator.fromRecord({
-  "0001_catalog": catalog
+  "0001_catalog": catalog,
+  "0002_accounts": accounts
 })
 
 export const migrate = Migrator.make({})({ loader, table: "clark_migrations" })

@@ -1,27 +1,65 @@
 /**
- * Account and curation routes. Credentials are not issued yet (see the
- * credentials issue), so every credential is refused as unknown and the
- * handlers behind it answer 501 until they are built.
+ * Account and curation routes. Credentials are checked by `Credentials`
+ * (bearer API or session token, or the session cookie); GET /me answers the
+ * profile with the scopes of the current credential. DELETE /me, /me/packages
+ * and curation answer 501 until they are built.
  */
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer, Redacted } from "effect"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
 import { NotImplemented, Unauthorized } from "../../../schema/marketplace/Errors.js"
-import { Authentication } from "../../../schema/marketplace/Security.js"
+import { Authentication, CurrentCredential } from "../../../schema/marketplace/Security.js"
+import { Credentials } from "../../../services/marketplace/Credentials.js"
 
-const refuse = (credential: Redacted.Redacted) =>
-  Effect.fail(
-    new Unauthorized({
-      message: Redacted.value(credential).length === 0 ? "A credential is required" : "The credential is not valid"
+const required = () => new Unauthorized({ message: "A credential is required" })
+const notValid = () => new Unauthorized({ message: "The credential is not valid" })
+
+/**
+ * Whether the request carried an Authorization header. The middleware tries
+ * the bearer first and falls back to the cookie, so the cookie check decides
+ * the final answer: a presented but refused bearer is never rescued by a
+ * cookie, and is reported as invalid rather than missing.
+ */
+const bearerPresented = Effect.map(
+  Effect.serviceOption(HttpServerRequest.HttpServerRequest),
+  Option.exists((request) => (request.headers["authorization"] ?? "").trim().length > 0)
+)
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.map(Credentials, (credentials) => {
+    const check = (token: Redacted.Redacted, via: "bearer" | "cookie") =>
+      Redacted.value(token).length === 0
+        ? Effect.fail(required())
+        : Effect.flatMap(
+          credentials.authenticate(token, via),
+          Option.match({ onNone: () => Effect.fail(notValid()), onSome: Effect.succeed })
+        )
+    return Authentication.of({
+      bearer: (token) => check(token, "bearer"),
+      cookie: (token) =>
+        Effect.flatMap(
+          bearerPresented,
+          (presented) => presented ? Effect.fail(notValid()) : check(token, "cookie")
+        )
     })
-  )
-
-export const AuthenticationLive = Layer.succeed(Authentication, Authentication.of({ bearer: refuse, cookie: refuse }))
+  })
+)
 
 const notYet = () => Effect.fail(new NotImplemented({ message: "Not implemented yet" }))
 
 export const AccountLive = HttpApiBuilder.group(MarketplaceApi, "account", (handlers) =>
-  handlers.handle("me", notYet).handle("deleteMe", notYet).handle("myPackages", notYet))
+  Effect.map(Credentials, (credentials) =>
+    handlers
+      .handle("me", () =>
+        Effect.gen(function*() {
+          const credential = yield* CurrentCredential
+          const profile = yield* credentials.profile(credential.userId)
+          if (Option.isNone(profile)) return yield* Effect.fail(notValid())
+          return { ...profile.value, scopes: credential.scopes }
+        }))
+      .handle("deleteMe", notYet)
+      .handle("myPackages", notYet)))
 
 export const CurationLive = HttpApiBuilder.group(MarketplaceApi, "curation", (handlers) =>
   handlers
