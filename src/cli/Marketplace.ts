@@ -7,6 +7,7 @@ import * as Database from "../../layers/marketplace/sql/Database.js"
 import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
 import { importDocument, seedDemo, seedDemoIfEmpty, seedSynthetic } from "../marketplace/admin/Admin.js"
 import * as Server from "../marketplace/Server.js"
+import { accountCommands } from "./MarketplaceAccounts.js"
 
 const database = Options.text("database").pipe(
   Options.withDescription("sqlite:PATH or postgres://… (default: MARKETPLACE_DATABASE, else sqlite:./data/marketplace.db)"),
@@ -102,7 +103,7 @@ const importFile = Command.make("import", { database, file: Args.file({ name: "F
 
 const admin = Command.make("admin").pipe(
   Command.withDescription("Administer the marketplace database directly"),
-  Command.withSubcommands([migrate, seed, importFile])
+  Command.withSubcommands([migrate, seed, importFile, ...accountCommands(database, databaseLayer)])
 )
 
 export const marketplace = Command.make("marketplace").pipe(

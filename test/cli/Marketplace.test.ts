@@ -201,6 +201,45 @@ describe("marketplace admin", () => {
   }, slow)
 })
 
+describe("marketplace admin accounts", () => {
+  it("creates a user, issues a token printed once and stored as a hash, a session, and revokes the token", async () => {
+    const url = sqliteUrl("accounts.db")
+    const created = await clark(["admin", "user", "create", "--email", "Ada@Example.com", "--name", "Ada", "--role", "admin", "--database", url])
+    expect(created).toMatchObject({ code: 0 })
+    expect(created.stdout).toMatch(/^Created admin ada@example\.com \(usr_/)
+    const again = await clark(["admin", "user", "create", "--email", "ada@example.com", "--database", url])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain("exists already")
+    expect(again.stderr).not.toMatch(/\bat file:/)
+
+    const token = await clark(["admin", "token", "create", "--email", "ada@example.com", "--scopes", "packages:read,packages:curate", "--expires-in", "30d", "--database", url])
+    expect(token.code).toBe(0)
+    const value = token.stdout.trim()
+    expect(value).toMatch(/^cmk_[0-9A-Za-z]{38}$/)
+    const hashes = await query(url, (sql) =>
+      sql<{ tokenHash: string; scopes: string }>`SELECT token_hash, scopes FROM api_tokens`)
+    expect(hashes).toHaveLength(1)
+    expect(hashes[0]!.tokenHash).toMatch(/^[0-9a-f]{64}$/)
+    expect(JSON.stringify(hashes)).not.toContain(value.slice(4, 20))
+
+    const session = await clark(["admin", "session", "create", "--email", "ada@example.com", "--database", url])
+    expect(session.code).toBe(0)
+    expect(session.stdout.trim()).toMatch(/^cms_/)
+
+    expect((await clark(["admin", "token", "create", "--email", "nobody@x.io", "--scopes", "packages:read", "--database", url])).stderr)
+      .toContain("No account with the email nobody@x.io")
+    expect((await clark(["admin", "token", "create", "--email", "ada@example.com", "--scopes", "nope", "--database", url])).code)
+      .toBe(1)
+
+    const revoked = await clark(["admin", "token", "revoke", value, "--database", url])
+    expect(revoked).toMatchObject({ code: 0 })
+    expect(revoked.stdout).toContain("Revoked")
+    const rows = await query(url, (sql) => sql<{ revokedAt: string | null }>`SELECT revoked_at FROM api_tokens`)
+    expect(rows[0]!.revokedAt).not.toBeNull()
+    expect((await clark(["admin", "token", "revoke", value, "--database", url])).code).toBe(1)
+  }, slow)
+})
+
 describe("MARKETPLACE_DATABASE", () => {
   /** Runs from an empty directory, so a fallback to the default ./data/marketplace.db would show (and touch nothing). */
   let cwd: string
