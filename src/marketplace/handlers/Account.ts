@@ -7,7 +7,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
-import { NotImplemented, Unauthorized } from "../../../schema/marketplace/Errors.js"
+import { Forbidden, NotImplemented, Unauthorized } from "../../../schema/marketplace/Errors.js"
 import { Authentication, CurrentCredential } from "../../../schema/marketplace/Security.js"
 import { Credentials } from "../../../services/marketplace/Credentials.js"
 
@@ -61,9 +61,17 @@ export const AccountLive = HttpApiBuilder.group(MarketplaceApi, "account", (hand
       .handle("deleteMe", notYet)
       .handle("myPackages", notYet)))
 
+/** Curation needs the scope packages:curate on the credential that authenticated the request. */
+const curator = Effect.flatMap(CurrentCredential, (credential) =>
+  credential.scopes.includes("packages:curate")
+    ? Effect.void
+    : Effect.fail(new Forbidden({ message: "This needs the scope packages:curate" })))
+
+const curate = () => Effect.zipRight(curator, notYet())
+
 export const CurationLive = HttpApiBuilder.group(MarketplaceApi, "curation", (handlers) =>
   handlers
-    .handle("setStatus", notYet)
-    .handle("setFeatured", notYet)
-    .handle("collection", notYet)
-    .handle("collectionCommand", notYet))
+    .handle("setStatus", curate)
+    .handle("setFeatured", curate)
+    .handle("collection", curate)
+    .handle("collectionCommand", curate))

@@ -167,3 +167,51 @@ describe.each(dialects)("GET /me on %s", (dialect) => {
       Effect.provide(Database.layer(server.database.parsed))
     ))
 })
+
+describe.each(dialects)("curation scope on %s", (dialect) => {
+  let server: RunningMarketplace
+  const tokens = { reader: "", curator: "" }
+
+  beforeAll(async () => {
+    server = await startMarketplace(dialect, {}, {
+      setup: Effect.gen(function*() {
+        const credentials = yield* Credentials
+        yield* credentials.createUser({ email: "cora@example.com", name: "Cora", role: "admin" })
+        tokens.reader = Redacted.value(
+          yield* credentials.issueApiToken({ email: "cora@example.com", scopes: ["packages:read"] })
+        )
+        tokens.curator = Redacted.value(
+          yield* credentials.issueApiToken({ email: "cora@example.com", scopes: ["packages:curate"] })
+        )
+      })
+    })
+  })
+  afterAll(() => server.close())
+
+  const routes: ReadonlyArray<readonly [string, string, unknown]> = [
+    ["POST", "/api/v1/curation/packages/demo/status", { status: "listed" }],
+    ["POST", "/api/v1/curation/packages/demo/featured", { featured: true }],
+    ["GET", "/api/v1/curation/collections/picks", undefined],
+    ["POST", "/api/v1/curation/collections/picks", { action: "create", title: "Picks" }]
+  ]
+
+  const call = (method: string, path: string, body: unknown, token: string) =>
+    server.request(path, {
+      method,
+      headers: { ...bearer(token), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+
+  it.each(routes)("%s %s without packages:curate is 403 forbidden", async (method, path, body) => {
+    const response = await call(method, path, body, tokens.reader)
+    expect(response.status).toBe(403)
+    expect(response.body.error).toMatchObject({ code: "forbidden", message: "This needs the scope packages:curate" })
+    expect(response.body.error.requestId).toBe(response.headers.get("x-request-id"))
+  })
+
+  it.each(routes)("%s %s with packages:curate passes the scope check", async (method, path, body) => {
+    const response = await call(method, path, body, tokens.curator)
+    expect(response.status).toBe(501)
+    expect(response.body.error.code).toBe("not_implemented")
+  })
+})
