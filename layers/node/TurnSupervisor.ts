@@ -29,7 +29,6 @@ import { makeId } from "../../services/common/Ids.js"
 import { resolveAppIntent } from "../../services/node/AppIntents.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
 import { ConversationStore, type Question, type QuestionPrompt } from "../../services/node/ConversationStore.js"
-import { NodeIdentity } from "../../services/node/Identity.js"
 import {
   type ModelEvent,
   type ModelFailure,
@@ -184,7 +183,6 @@ export const make = (settings: TurnSettings) =>
     const store = yield* ConversationStore
     const audit = yield* AuditLog
     const model = yield* ModelProvider
-    const identity = yield* NodeIdentity
     const turns = yield* FiberSet.make<void>()
     const expiries = yield* FiberMap.make<string>()
     const conversations = new Map<string, ConversationState>()
@@ -1084,7 +1082,6 @@ export const make = (settings: TurnSettings) =>
       })
     )
 
-    void identity
     return TurnEngine.of({
       waitBudget: settings.waitBudget,
       submit,

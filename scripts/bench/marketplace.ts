@@ -18,12 +18,10 @@
 import { Statement } from "@effect/sql"
 import autocannon from "autocannon"
 import { Effect, Either, Layer, Schema } from "effect"
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { isDeepStrictEqual } from "node:util"
 import pg from "pg"
 import * as Database from "../../layers/marketplace/sql/Database.js"
@@ -35,12 +33,12 @@ import { PackageStore } from "../../services/marketplace/PackageStore.js"
 import { seedSynthetic } from "../../src/marketplace/admin/Admin.js"
 import { syntheticPackages, syntheticTaxonomy } from "../../src/marketplace/seed/Synthetic.js"
 import { detailSql, findSql, listRequest, poolSize, type SqlQuery, versionsSql } from "./baseline-server.js"
+import { build, freePort, log, percentile, root, seconds, writeDocs } from "./Common.js"
 
 // ---------------------------------------------------------------------------
 // Settings
 // ---------------------------------------------------------------------------
 
-const root = fileURLToPath(new URL("../../", import.meta.url))
 
 const positiveInt = (name: string, fallback: number): number => {
   const raw = process.env[name]
@@ -69,31 +67,17 @@ const warmupSeconds = Math.min(5, Math.max(1, Math.round(settings.seconds / 2)))
 // Small helpers
 // ---------------------------------------------------------------------------
 
-const log = (line: string) => console.log(line)
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 const ms2 = (value: number) => value.toFixed(2)
 const int = (value: number) => Math.round(value).toLocaleString("en-US")
 
 const median = (values: ReadonlyArray<number>): number => percentile([...values].sort((a, b) => a - b), 0.5)
 
-/** Nearest-rank percentile of sorted values. */
-const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
 
 /** Picks `count` items spread evenly over `items`. */
 const spread = <A>(items: ReadonlyArray<A>, count: number): Array<A> =>
   items.length <= count ? [...items] : Array.from({ length: count }, (_, i) => items[Math.floor((i * items.length) / count)]!)
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 const withPg = async <A>(url: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
   const client = new pg.Client({ connectionString: url })
@@ -761,38 +745,11 @@ ${fixedRateTable(r)}
 `
 }
 
-const markers = { start: "<!-- bench:marketplace:start -->", end: "<!-- bench:marketplace:end -->" }
-
-const writeDocs = (section: string) => {
-  const file = path.join(root, "docs", "benchmarks.md")
-  const block = `${markers.start}\n${section.trimEnd()}\n${markers.end}`
-  const existing = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined
-  let next: string
-  if (existing === undefined) {
-    next = `# Benchmarks\n\nFigures written by the benchmark scripts (\`npm run bench:*\`); each script replaces its own section, between its markers, on every run. Figures depend on the machine: compare runs made on the same one.\n\n${block}\n`
-  } else {
-    const start = existing.indexOf(markers.start)
-    const end = existing.indexOf(markers.end)
-    next = start !== -1 && end > start
-      ? existing.slice(0, start) + block + existing.slice(end + markers.end.length)
-      : `${existing.trimEnd()}\n\n${block}\n`
-  }
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, next)
-  return file
-}
 
 // ---------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------
 
-const build = () => {
-  log("Building (npx tsc -p tsconfig.json)")
-  const started = Date.now()
-  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" })
-  if (result.status !== 0) throw new Error(`tsc failed (exit ${result.status ?? result.signal}); the server would not be what the sources say`)
-  log(`  built in ${seconds(Date.now() - started)}`)
-}
 
 const measureAll = async (server: Server, scenarios: ReadonlyArray<Scenario>, into: Map<string, Measurement>) => {
   for (const scenario of scenarios) into.set(scenario.id, await runScenario(server, scenario))
@@ -802,7 +759,7 @@ const main = async () => {
   log(
     `Marketplace benchmark: ${int(settings.packages)} packages, ${settings.seconds} s per run, ${settings.connections} connections`
   )
-  build()
+  build("server")
 
   const postgresUrl = databaseUrl(settings.adminUrl, settings.databaseName)
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-"))
@@ -879,7 +836,7 @@ const main = async () => {
       fixedRate: { postgres: fixedPostgres, baseline: fixedBaseline, sqlite: fixedSqlite }
     })
     log(`\n${section}`)
-    log(`Written to ${writeDocs(section)}`)
+    log(`Written to ${writeDocs("marketplace", section)}`)
   } finally {
     await stopAll()
     await dropDatabase().catch((error: unknown) => console.error(`could not drop ${settings.databaseName}: ${String(error)}`))

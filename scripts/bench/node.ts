@@ -22,21 +22,20 @@
  * (the profile is written when the node exits, at the end of the node's part); a run with flags
  * prints its tables but leaves docs/benchmarks.md alone.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { pathToFileURL } from "node:url"
+import { build, freePort, log, percentile, root, seconds, writeDocs } from "./Common.js"
 
 // ---------------------------------------------------------------------------
 // Settings
 // ---------------------------------------------------------------------------
 
-const root = fileURLToPath(new URL("../../", import.meta.url))
 
 const positiveInt = (name: string, fallback: number): number => {
   const raw = process.env[name]
@@ -144,17 +143,12 @@ http.createServer((req, res) => {
 // Small helpers
 // ---------------------------------------------------------------------------
 
-const log = (line: string) => console.log(line)
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const now = () => performance.now()
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 const ms2 = (value: number) => (Number.isNaN(value) ? "–" : value.toFixed(2))
 const int = (value: number) => Math.round(value).toLocaleString("en-US")
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
 
-/** Nearest-rank percentile of sorted values. */
-const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
 
 const sorted = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)
 
@@ -186,15 +180,6 @@ const mapLimit = async <A, B>(items: ReadonlyArray<A>, limit: number, f: (item: 
   return results
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 // ---------------------------------------------------------------------------
 // Child processes
@@ -1017,38 +1002,11 @@ ${emergencyTable(r)}
 `
 }
 
-const markers = { start: "<!-- bench:node:start -->", end: "<!-- bench:node:end -->" }
-
-const writeDocs = (section: string) => {
-  const file = path.join(root, "docs", "benchmarks.md")
-  const block = `${markers.start}\n${section.trimEnd()}\n${markers.end}`
-  const existing = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined
-  let next: string
-  if (existing === undefined) {
-    next = `# Benchmarks\n\nFigures written by the benchmark scripts (\`npm run bench:*\`); each script replaces its own section, between its markers, on every run. Figures depend on the machine: compare runs made on the same one.\n\n${block}\n`
-  } else {
-    const start = existing.indexOf(markers.start)
-    const end = existing.indexOf(markers.end)
-    next = start !== -1 && end > start
-      ? existing.slice(0, start) + block + existing.slice(end + markers.end.length)
-      : `${existing.trimEnd()}\n\n${block}\n`
-  }
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, next)
-  return file
-}
 
 // ---------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------
 
-const build = () => {
-  log("Building (npx tsc -p tsconfig.json)")
-  const started = Date.now()
-  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" })
-  if (result.status !== 0) throw new Error(`tsc failed (exit ${result.status ?? result.signal}); the node would not be what the sources say`)
-  log(`  built in ${seconds(Date.now() - started)}`)
-}
 
 const startNode = async (tmp: string): Promise<Target> => {
   const dataDir = path.join(tmp, "data")
@@ -1098,7 +1056,7 @@ const main = async () => {
     `Node benchmark: streams of ${settings.deltas} deltas ${settings.delayMs} ms apart at ${settings.levels.join(", ")} concurrent streams; ` +
       `${settings.stopTurns} stops; emergency stop of ${settings.emergencyTurns} turns ×${settings.emergencyRounds}`
   )
-  build()
+  build("node")
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-node-"))
   tmpDirs.add(tmp)
   try {
@@ -1188,7 +1146,7 @@ const main = async () => {
     if (settings.nodeFlags.length > 0) {
       log(`Not written to docs/benchmarks.md: the node ran with ${settings.nodeFlags.join(" ")} (benchmark took ${seconds(Date.now() - startedAt)})`)
     } else {
-      log(`Written to ${writeDocs(section)} (benchmark took ${seconds(Date.now() - startedAt)})`)
+      log(`Written to ${writeDocs("node", section)} (benchmark took ${seconds(Date.now() - startedAt)})`)
     }
   } finally {
     streamAgent.destroy()

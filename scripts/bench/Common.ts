@@ -1,0 +1,58 @@
+/** Pieces every benchmark script shares: paths, building, ports, percentiles and the report file. */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const root = fileURLToPath(new URL("../../", import.meta.url))
+
+export const log = (line: string) => console.log(line)
+
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+/** Nearest-rank percentile of sorted values. */
+export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
+    })
+  })
+
+/** Compiles the sources: the benchmarks measure the compiled program production runs. */
+export const build = (what: string) => {
+  log("Building (npx tsc -p tsconfig.json)")
+  const started = Date.now()
+  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" })
+  if (result.status !== 0) {
+    throw new Error(`tsc failed (exit ${result.status ?? result.signal}); the ${what} would not be what the sources say`)
+  }
+  log(`  built in ${seconds(Date.now() - started)}`)
+}
+
+/** Replaces the script's own section of docs/benchmarks.md, between its markers, and returns the file. */
+export const writeDocs = (name: string, section: string) => {
+  const markers = { start: `<!-- bench:${name}:start -->`, end: `<!-- bench:${name}:end -->` }
+  const file = path.join(root, "docs", "benchmarks.md")
+  const block = `${markers.start}\n${section.trimEnd()}\n${markers.end}`
+  const existing = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined
+  let next: string
+  if (existing === undefined) {
+    next = `# Benchmarks\n\nFigures written by the benchmark scripts (\`npm run bench:*\`); each script replaces its own section, between its markers, on every run. Figures depend on the machine: compare runs made on the same one.\n\n${block}\n`
+  } else {
+    const start = existing.indexOf(markers.start)
+    const end = existing.indexOf(markers.end)
+    next = start !== -1 && end > start
+      ? existing.slice(0, start) + block + existing.slice(end + markers.end.length)
+      : `${existing.trimEnd()}\n\n${block}\n`
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, next)
+  return file
+}
