@@ -11,6 +11,8 @@ export interface Credential {
   readonly role: Role
   readonly scopes: ReadonlyArray<Scope>
   readonly kind: "api-token" | "oauth" | "session"
+  /** The audience an OAuth access token was issued for; the server accepts only its own API's. */
+  readonly audience?: string | undefined
   /** Set when the credential came from the session cookie (cross-site checks apply). */
   readonly viaCookie: boolean
 }

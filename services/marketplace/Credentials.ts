@@ -1,6 +1,6 @@
 /**
  * Accounts and the credentials that stand for them: personal API tokens
- * (`cmk_…`) and session tokens (`cms_…`). Plain token values leave this
+ * (`cmk_…`), OAuth access tokens (`cmo_…`) and session tokens (`cms_…`). Plain token values leave this
  * service only as `Redacted` values, once, when issued; they are never stored,
  * logged or put in an error message.
  */
@@ -76,6 +76,17 @@ export class Credentials extends Context.Tag("clark/marketplace/Credentials")<Cr
     readonly email: string
     readonly scopes: ReadonlyArray<Scope>
     readonly expiresAt?: Date | undefined
+  }) => Effect.Effect<Redacted.Redacted<string>, UnknownUser | ScopeNotAllowed>
+  /**
+   * An OAuth access token for `audience` under a new grant to `clientId`;
+   * returned once, kept only as a hash.
+   */
+  readonly issueOAuthToken: (input: {
+    readonly email: string
+    readonly scopes: ReadonlyArray<Scope>
+    readonly audience: string
+    readonly clientId: string
+    readonly expiresAt: Date
   }) => Effect.Effect<Redacted.Redacted<string>, UnknownUser | ScopeNotAllowed>
   /** Revokes the API token; false when no such live token exists. */
   readonly revokeApiToken: (token: Redacted.Redacted<string>) => Effect.Effect<boolean>

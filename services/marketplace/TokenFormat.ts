@@ -1,6 +1,7 @@
 /**
  * The shape of marketplace tokens: `<prefix><body><checksum>` where the prefix
- * is `cmk_` (personal API token) or `cms_` (session token), the body is 32
+ * is `cmk_` (personal API token), `cmo_` (OAuth access token) or `cms_`
+ * (session token), the body is 32
  * random base62 characters and the checksum is 6 base62 characters derived
  * from prefix and body. A token whose checksum does not match (a typo, a
  * truncated paste) is rejected without any lookup. Tokens are stored only as
@@ -8,9 +9,9 @@
  */
 import { createHash, randomBytes } from "node:crypto"
 
-export type TokenKind = "api-token" | "session"
+export type TokenKind = "api-token" | "oauth" | "session"
 
-export const prefixes: Record<TokenKind, string> = { "api-token": "cmk_", session: "cms_" }
+export const prefixes: Record<TokenKind, string> = { "api-token": "cmk_", oauth: "cmo_", session: "cms_" }
 
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 export const bodyLength = 32

@@ -5,49 +5,75 @@ import type { SqlClient } from "@effect/sql"
 import { Config, Layer } from "effect"
 import { createServer } from "node:http"
 import * as SqlCatalogStore from "../../layers/marketplace/sql/SqlCatalogStore.js"
+import * as SqlAccounts from "../../layers/marketplace/sql/SqlAccounts.js"
 import * as SqlCredentials from "../../layers/marketplace/sql/SqlCredentials.js"
+import * as SqlCuration from "../../layers/marketplace/sql/SqlCuration.js"
 import * as SqlDatabaseHealth from "../../layers/marketplace/sql/SqlDatabaseHealth.js"
+import * as SqlIdempotency from "../../layers/marketplace/sql/SqlIdempotency.js"
 import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import type { Authentication } from "../../schema/marketplace/Security.js"
 import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
+import type { AccountStore } from "../../services/marketplace/Accounts.js"
 import type { Credentials } from "../../services/marketplace/Credentials.js"
+import type { CurationStore } from "../../services/marketplace/Curation.js"
 import type { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
+import type { Idempotency } from "../../services/marketplace/Idempotency.js"
 import type { PackageStore } from "../../services/marketplace/PackageStore.js"
 import type { PageStore } from "../../services/marketplace/PageStore.js"
-import { AccountLive, AuthenticationLive, CurationLive } from "./handlers/Account.js"
+import { AccountLive } from "./handlers/Account.js"
+import { CurationLive } from "./handlers/Curation.js"
 import { CatalogLive } from "./handlers/Catalog.js"
 import { PackagesLive, SearchLive } from "./handlers/Packages.js"
 import { PagesLive } from "./handlers/Pages.js"
 import { SystemLive } from "./handlers/System.js"
 import { serveApi } from "../http/ServeApi.js"
+import { AuthenticationLive } from "./http/Authentication.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
 import * as Settings from "./Settings.js"
 
-/** What the handlers need: stores, credentials and the credential check. */
-export type Services = PackageStore | CatalogStore | PageStore | DatabaseHealth | Credentials | Authentication
+/** What the handlers need: settings, stores, credentials and the credential check. */
+export type Services =
+  | Settings.Settings
+  | PackageStore
+  | CatalogStore
+  | PageStore
+  | DatabaseHealth
+  | Credentials
+  | AccountStore
+  | CurationStore
+  | Idempotency
+  | Authentication
 
-export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient> = AuthenticationLive.pipe(
-  Layer.provideMerge(Layer.mergeAll(
-    SqlPackageStore.layer,
-    SqlCatalogStore.layer,
-    SqlPageStore.layer,
-    SqlDatabaseHealth.layer,
-    SqlCredentials.layer
-  ))
-)
+export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Settings.Settings> = AuthenticationLive
+  .pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      SqlPackageStore.layer,
+      SqlCatalogStore.layer,
+      SqlPageStore.layer,
+      SqlDatabaseHealth.layer,
+      SqlCredentials.layer,
+      SqlAccounts.layer,
+      SqlCuration.layer,
+      SqlIdempotency.layer
+    )),
+    Layer.provideMerge(Layer.service(Settings.Settings))
+  )
+
+/** Settings from the environment; a bad value stops the server at start. */
+export const SettingsLive = Settings.layer.pipe(Layer.orDie)
 
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
   Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive]),
-  Layer.provide(Settings.layer.pipe(Layer.orDie)),
   Layer.provide(ErrorEnvelopeLive)
 )
 
 /** The API over the SQL services; needs a database. */
 export const ApiLive: Layer.Layer<HttpApi.Api, never, SqlClient.SqlClient> = HandlersLive.pipe(
-  Layer.provide(ServicesLive)
+  Layer.provide(ServicesLive),
+  Layer.provide(SettingsLive)
 )
 
 export { serveApi } from "../http/ServeApi.js"

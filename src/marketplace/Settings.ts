@@ -1,15 +1,45 @@
 /** Settings of the marketplace server, read from the environment. */
-import { Config, Context, Layer } from "effect"
+import { Config, ConfigError, Context, Either, Layer } from "effect"
 import type { Environment } from "../../schema/marketplace/System.js"
 
-export class Settings extends Context.Tag("clark/marketplace/Settings")<Settings, {
+export interface SettingsShape {
   readonly environment: Environment
-}>() {}
+  /** Where clients reach this API; OAuth access tokens must name `<publicOrigin>/api/v1` as their audience. */
+  readonly publicOrigin: string
+  /** The website whose pages may make cookie-authenticated changes. */
+  readonly siteOrigin: string
+}
 
-export const SettingsConfig = Config.all({
+export class Settings extends Context.Tag("clark/marketplace/Settings")<Settings, SettingsShape>() {}
+
+/** The audience OAuth access tokens must carry to be accepted here. */
+export const apiAudience = (settings: SettingsShape) => `${settings.publicOrigin}/api/v1`
+
+/** An origin exactly as browsers send it: scheme, host and port, no path or trailing slash. */
+const origin = (name: string) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((value) => {
+      const parsed = Either.try(() => new URL(value))
+      return Either.isRight(parsed) && parsed.right.origin === value && value !== "null"
+        ? Either.right(value)
+        : Either.left(ConfigError.InvalidData([name], `Expected an origin such as https://example.com, got ${value}`))
+    })
+  )
+
+export const defaultPublicOrigin = "http://127.0.0.1:8787"
+
+export const SettingsConfig: Config.Config<SettingsShape> = Config.all({
   environment: Config.literal("development", "staging", "production")("MARKETPLACE_ENVIRONMENT").pipe(
     Config.withDefault("development" as const)
-  )
-})
+  ),
+  publicOrigin: origin("MARKETPLACE_PUBLIC_ORIGIN").pipe(Config.withDefault(defaultPublicOrigin)),
+  siteOrigin: origin("MARKETPLACE_SITE_ORIGIN").pipe(Config.option)
+}).pipe(
+  Config.map(({ environment, publicOrigin, siteOrigin }) => ({
+    environment,
+    publicOrigin,
+    siteOrigin: siteOrigin._tag === "Some" ? siteOrigin.value : publicOrigin
+  }))
+)
 
 export const layer = Layer.effect(Settings, SettingsConfig)

@@ -11,7 +11,8 @@ import * as Database from "../../layers/marketplace/sql/Database.js"
 import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import { importDocument } from "../../src/marketplace/admin/Admin.js"
-import { ApiLive, HandlersLive, serveApi, type Services, ServicesLive } from "../../src/marketplace/Server.js"
+import { HandlersLive, serveApi, type Services, ServicesLive } from "../../src/marketplace/Server.js"
+import { Settings, type SettingsShape } from "../../src/marketplace/Settings.js"
 import { makeDatabase, type TestDatabase } from "./Databases.js"
 
 export interface RunningMarketplace {
@@ -24,6 +25,8 @@ export interface RunningMarketplace {
   ) => Promise<{ readonly status: number; readonly headers: Headers; readonly body: any; readonly text: string }>
   /** Runs an effect with the typed client derived from the contract. */
   readonly client: <A, E>(use: (client: MarketplaceClient) => Effect.Effect<A, E>) => Promise<A>
+  /** Runs an effect on the server's database, e.g. to check what was or was not stored. */
+  readonly query: <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -32,10 +35,15 @@ export type MarketplaceClient = Effect.Effect.Success<ReturnType<typeof makeClie
 
 export interface StartOptions {
   /** Replaces some services, e.g. to make a store fail; the database is still real. */
-  readonly services?: (live: typeof ServicesLive) => Layer.Layer<Services, never, SqlClient.SqlClient>
+  readonly services?: (live: typeof ServicesLive) => Layer.Layer<Services, never, SqlClient.SqlClient | Settings>
   /** Runs with the server's services and database before the server starts serving (users, tokens, ...). */
   readonly setup?: Effect.Effect<unknown, unknown, Services | SqlClient.SqlClient>
+  /** Replaces some settings; origins default to `testOrigin`. */
+  readonly settings?: Partial<SettingsShape>
 }
+
+/** The public and site origin of test servers unless a test says otherwise. */
+export const testOrigin = "https://market.test"
 
 export const startMarketplace = async (
   dialect: "sqlite" | "postgres",
@@ -48,14 +56,18 @@ export const startMarketplace = async (
   const prepared = options.setup === undefined
     ? services
     : Layer.effectDiscard(Effect.orDie(options.setup)).pipe(Layer.provideMerge(services))
-  const api = options.services === undefined && options.setup === undefined
-    ? ApiLive
-    : HandlersLive.pipe(Layer.provide(prepared))
+  const settings = Layer.succeed(Settings, {
+    environment: "development",
+    publicOrigin: testOrigin,
+    siteOrigin: testOrigin,
+    ...options.settings
+  })
+  const api = HandlersLive.pipe(Layer.provide(prepared), Layer.provide(settings))
   const runtime = ManagedRuntime.make(
     serveApi(api).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provideMerge(SqlCatalogImporter.layer),
-      Layer.provide(db)
+      Layer.provideMerge(db)
     )
   )
   await runtime.runPromise(importDocument(document))
@@ -83,6 +95,7 @@ export const startMarketplace = async (
     baseUrl,
     request,
     client,
+    query: (effect) => runtime.runPromise(effect),
     close: async () => {
       await runtime.dispose()
       await database.drop()

@@ -2,10 +2,12 @@
 import { Migrator } from "@effect/sql"
 import catalog from "./migrations/0001_catalog.js"
 import accounts from "./migrations/0002_accounts.js"
+import curation from "./migrations/0003_curation.js"
 
 export const loader = Migrator.fromRecord({
   "0001_catalog": catalog,
-  "0002_accounts": accounts
+  "0002_accounts": accounts,
+  "0003_curation": curation
 })
 
 export const migrate = Migrator.make({})({ loader, table: "clark_migrations" })

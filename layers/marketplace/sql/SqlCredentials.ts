@@ -66,6 +66,10 @@ export const make = Effect.gen(function*() {
       const [row] = kind === "api-token"
         ? yield* sql<Row>`SELECT t.user_id, t.scopes, t.expires_at, t.revoked_at, u.role
             FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ${tokenHash}`
+        : kind === "oauth"
+        ? yield* sql<Row>`SELECT g.user_id, g.scopes, t.audience, t.expires_at, t.revoked_at, u.role
+            FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id
+            WHERE t.token_hash = ${tokenHash}`
         : yield* sql<Row>`SELECT s.user_id, s.expires_at, s.revoked_at, u.role
             FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ${tokenHash}`
       if (row === undefined) return Option.none()
@@ -74,15 +78,16 @@ export const make = Effect.gen(function*() {
       const role = text(row.role) as Role
       // A token never carries more than its user's role allows today.
       const allowed = roleScopes[role]
-      const scopes = kind === "api-token"
-        ? json<Array<Scope>>(row.scopes).filter((scope) => allowed.includes(scope))
-        : allowed
+      const scopes = kind === "session"
+        ? allowed
+        : json<Array<Scope>>(row.scopes).filter((scope) => allowed.includes(scope))
       const credential: Credential = {
         userId: text(row.userId),
         role,
         scopes,
         kind,
-        viaCookie: via === "cookie"
+        viaCookie: via === "cookie",
+        ...(kind === "oauth" ? { audience: text(row.audience) } : {})
       }
       return Option.some(credential)
     }).pipe(Effect.orDie)
@@ -106,15 +111,38 @@ export const make = Effect.gen(function*() {
       return profile
     })
 
-  const issueApiToken: Credentials["Type"]["issueApiToken"] = ({ email, expiresAt, scopes }) =>
+  /** The user, when their role allows every scope asked for. */
+  const grantee = (email: string, scopes: ReadonlyArray<Scope>) =>
     Effect.gen(function*() {
       const user = yield* requireUser(email)
       const refused = scopes.filter((scope) => !roleScopes[user.role].includes(scope))
       if (refused.length > 0) return yield* Effect.fail(new ScopeNotAllowed({ scopes: refused }))
+      return user
+    })
+
+  const issueApiToken: Credentials["Type"]["issueApiToken"] = ({ email, expiresAt, scopes }) =>
+    Effect.gen(function*() {
+      const user = yield* grantee(email, scopes)
       const token = TokenFormat.generate("api-token")
       yield* sql`INSERT INTO api_tokens (id, user_id, token_hash, scopes, created_at, expires_at, revoked_at) VALUES (
         ${`tok_${randomUUID()}`}, ${user.id}, ${TokenFormat.hash(token)}, ${JSON.stringify([...new Set(scopes)])},
         ${yield* nowIso}, ${expiresAt === undefined ? null : expiresAt.toISOString()}, ${null})`.pipe(Effect.orDie)
+      return Redacted.make(token)
+    })
+
+  const issueOAuthToken: Credentials["Type"]["issueOAuthToken"] = ({ audience, clientId, email, expiresAt, scopes }) =>
+    Effect.gen(function*() {
+      const user = yield* grantee(email, scopes)
+      const token = TokenFormat.generate("oauth")
+      const now = yield* nowIso
+      const grantId = `grt_${randomUUID()}`
+      yield* sql.withTransaction(Effect.all([
+        sql`INSERT INTO oauth_grants (id, user_id, client_id, scopes, created_at) VALUES (
+          ${grantId}, ${user.id}, ${clientId}, ${JSON.stringify([...new Set(scopes)])}, ${now})`,
+        sql`INSERT INTO oauth_access_tokens (id, grant_id, token_hash, audience, created_at, expires_at, revoked_at)
+          VALUES (${`oat_${randomUUID()}`}, ${grantId}, ${TokenFormat.hash(token)}, ${audience}, ${now},
+            ${expiresAt.toISOString()}, ${null})`
+      ])).pipe(Effect.orDie)
       return Redacted.make(token)
     })
 
@@ -144,7 +172,15 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return Credentials.of({ authenticate, createUser, issueApiToken, revokeApiToken, issueSession, profile })
+  return Credentials.of({
+    authenticate,
+    createUser,
+    issueApiToken,
+    issueOAuthToken,
+    revokeApiToken,
+    issueSession,
+    profile
+  })
 })
 
 export const layer = Layer.effect(Credentials, make)
