@@ -3,12 +3,13 @@ import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { Logging } from "./Logging.js"
+import { market } from "./Market.js"
 import { marketplace } from "./Marketplace.js"
 import { node } from "./Node.js"
 
 const clark = Command.make("clark").pipe(
   Command.withDescription("Clark: package marketplace, local node and their command line"),
-  Command.withSubcommands([marketplace, node])
+  Command.withSubcommands([marketplace, node, market])
 )
 
 const run = Command.run(clark, { name: "clark", version: "0.1.0" })

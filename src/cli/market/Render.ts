@@ -1,0 +1,105 @@
+/** Text renderings of marketplace responses for `clark market` (without `--json`). */
+import type { AccountProfile } from "../../../schema/marketplace/Account.js"
+import type { CollectionState } from "../../../schema/marketplace/Catalog.js"
+import type { CurationResult } from "../../../schema/marketplace/Curation.js"
+import type { InstallCoordinate, PackageDetail, PackageSummary } from "../../../schema/marketplace/Package.js"
+import { table } from "../NodeClient.js"
+
+/** One line at most `max` characters long: control characters become spaces, the cut shows as `…`. */
+export const clip = (text: string, max: number) => {
+  const flat = Array.from(text, (c) => (c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f ? " " : c)).join("").trim()
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+}
+
+const orDash = (value: string | null | undefined) => (value === null || value === undefined || value === "" ? "-" : value)
+const list = (values: ReadonlyArray<string>) => (values.length === 0 ? "-" : values.join(", "))
+const yesNo = (value: boolean) => (value ? "yes" : "no")
+
+export const packageTable = (items: ReadonlyArray<PackageSummary>, nextCursor: string | null) => {
+  if (items.length === 0) return "no packages found"
+  const rows = table([
+    ["NAME", "VERSION", "STATUS", "DESCRIPTION"],
+    ...items.map((item) => [item.name, orDash(item.latestVersion), item.curationStatus, clip(item.description, 60)])
+  ])
+  return nextCursor === null ? rows : `${rows}\n\nmore: --cursor ${nextCursor}`
+}
+
+const publisherLine = (publisher: PackageDetail["publisher"]) =>
+  publisher === null ? "-" : `${publisher.name} (${publisher.slug}${publisher.verified ? ", verified" : ""})`
+
+const latestRows = (latest: PackageDetail["latest"]): ReadonlyArray<readonly [string, string]> => {
+  if (latest === null) return []
+  const checks = [latest.tarballSha512Verified ? "tarball verified" : "", latest.hasProvenance ? "provenance" : ""]
+    .filter((check) => check !== "")
+  return [
+    ["integrity", `${latest.registryIntegrity}${checks.length === 0 ? "" : ` (${checks.join(", ")})`}`],
+    ["platforms", list(latest.platforms)],
+    ["facets", list(latest.facets.map((facet) => `${facet.kind} (${facet.isolation})`))],
+    [
+      "permissions",
+      list(latest.permissions.map((p) => `${p.kind} ${p.value}${p.access === null ? "" : ` (${p.access})`}`))
+    ],
+    ["security", list(latest.securityChecks.map((check) => `${check.check}: ${check.result}`))]
+  ]
+}
+
+export const packageDetail = (detail: PackageDetail) => {
+  const title = `${detail.name} ${orDash(detail.latestVersion)} (${detail.displayName})`
+  const description = detail.description.trim() === "" ? [] : [clip(detail.description, 200)]
+  const versions = detail.versions.length === 0
+    ? ["versions: none indexed"]
+    : ["versions:", ...table(detail.versions.map((v) => [v.version, v.publishedAt])).split("\n").map((l) => `  ${l}`)]
+  return [
+    title,
+    ...description,
+    "",
+    table([
+      ["status", detail.curationStatus],
+      ["publisher", publisherLine(detail.publisher)],
+      ["category", orDash(detail.categorySlug)],
+      ["license", orDash(detail.license)],
+      ["homepage", orDash(detail.homepage)],
+      ["repository", orDash(detail.repositoryUrl)],
+      ["keywords", list(detail.keywords)],
+      ["updated", detail.updatedAt],
+      ...latestRows(detail.latest)
+    ]),
+    "",
+    ...versions
+  ].join("\n")
+}
+
+export const installCoordinate = (coordinate: InstallCoordinate) =>
+  [
+    `${coordinate.package}@${coordinate.version}`,
+    table([
+      ["integrity", coordinate.integrity],
+      ["command", coordinate.cliCommand],
+      ["open in app", coordinate.openInApp]
+    ])
+  ].join("\n")
+
+export const profile = (account: AccountProfile) =>
+  [
+    `${account.name} <${account.email}>`,
+    table([
+      ["id", account.id],
+      ["role", account.role],
+      ["email verified", yesNo(account.emailVerified)],
+      ["scopes", list(account.scopes)],
+      ["created", account.createdAt]
+    ])
+  ].join("\n")
+
+export const curationResult = (result: CurationResult) => `${result.name}: ${result.curationStatus}`
+
+export const collectionState = (state: CollectionState) => {
+  const header = `${state.slug}: ${state.title} (${state.published ? "published" : "unpublished"}, position ${state.position})`
+  const description = state.description.trim() === "" ? [] : [clip(state.description, 200)]
+  const items = state.items.length === 0
+    ? ["no items"]
+    : [...state.items]
+      .sort((a, b) => a.position - b.position)
+      .map((item, i) => `${i + 1}. ${item.packageName}${item.note === null ? "" : `  ${clip(item.note, 80)}`}`)
+  return [header, ...description, "", ...items].join("\n")
+}
