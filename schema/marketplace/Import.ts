@@ -40,11 +40,22 @@ export const ImportCategory = Schema.Struct({
   position: Schema.optionalWith(Schema.Int, { default: () => 0 })
 })
 
+/** An account's email; matched case-insensitively against existing accounts. */
+const MemberEmail = Schema.String.pipe(
+  Schema.maxLength(320),
+  Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "must be an email address" })
+)
+const MemberEmails = Schema.optionalWith(Schema.Array(MemberEmail), { default: () => [] })
+
 export const ImportPublisher = Schema.Struct({
   slug: Slug,
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(120)),
-  verified: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  verified: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Accounts made owners, or members, of the publisher; memberships not listed are kept. */
+  owners: MemberEmails,
+  members: MemberEmails
 })
+export type ImportPublisher = typeof ImportPublisher.Type
 
 export const ImportVersion = Schema.Struct({
   version: Version,

@@ -18,7 +18,10 @@ export interface ImportCounts {
 }
 
 export class CatalogImporter extends Context.Tag("clark/marketplace/CatalogImporter")<CatalogImporter, {
-  /** Writes the document in one transaction; existing rows with the same names are replaced. */
+  /**
+   * Writes the document in one transaction; existing rows with the same names are replaced, except
+   * publisher memberships: listed ones are added or get the listed role, others are kept.
+   */
   readonly load: (document: ImportDocument) => Effect.Effect<ImportCounts, ImportRejected>
   /** Writes packages only (their publishers and categories must exist), in one transaction. */
   readonly loadPackages: (

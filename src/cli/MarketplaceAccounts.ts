@@ -1,12 +1,22 @@
-/** `clark marketplace admin user|token|session …`: issue credentials directly on the database. */
+/** `clark marketplace admin user|token|oauth-token|session|publisher …`: accounts and credentials, directly on the database. */
 import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import type { SqlClient } from "@effect/sql"
 import { Clock, Console, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import * as SqlAccounts from "../../layers/marketplace/sql/SqlAccounts.js"
 import * as SqlCredentials from "../../layers/marketplace/sql/SqlCredentials.js"
 import { Role, Scope } from "../../schema/marketplace/Account.js"
-import { Credentials } from "../../services/marketplace/Credentials.js"
+import { AccountStore, type PublisherRole, type UnknownPublisher } from "../../services/marketplace/Accounts.js"
+import { Credentials, type ScopeNotAllowed, type UnknownUser } from "../../services/marketplace/Credentials.js"
+import { apiAudience, SettingsConfig } from "../marketplace/Settings.js"
 
-export const withCredentials = (database: Layer.Layer<import("@effect/sql").SqlClient.SqlClient>) =>
-  Effect.provide(SqlCredentials.layer.pipe(Layer.provide(database)))
+type DatabaseLayer = (option: Option.Option<string>) => Layer.Layer<SqlClient.SqlClient>
+
+/** Provides a SQL-backed service built on the chosen database. */
+const withSql = <ROut>(service: Layer.Layer<ROut, never, SqlClient.SqlClient>) =>
+(database: Layer.Layer<SqlClient.SqlClient>) => Effect.provide(service.pipe(Layer.provide(database)))
+
+export const withCredentials = withSql(SqlCredentials.layer)
+const withAccounts = withSql(SqlAccounts.layer)
 
 const email = Options.text("email").pipe(Options.withDescription("the account's email"))
 
@@ -22,8 +32,8 @@ const scopesOption = Options.text("scopes").pipe(
   )
 )
 
-/** `30d`, `12h`, `90m` or anything `Duration.decode` reads. */
-const expiresIn = Options.text("expires-in").pipe(
+/** `30d`, `12h` or `90m`. */
+const lifetime = Options.text("expires-in").pipe(
   Options.withDescription("lifetime such as 30d, 12h or 90m"),
   Options.mapEffect((value) => {
     const match = /^(\d+)([dhm])$/.exec(value)
@@ -32,11 +42,28 @@ const expiresIn = Options.text("expires-in").pipe(
     return Effect.succeed(
       match[2] === "d" ? Duration.days(amount) : match[2] === "h" ? Duration.hours(amount) : Duration.minutes(amount)
     )
-  }),
-  Options.optional
+  })
 )
 
-type DatabaseLayer = (option: Option.Option<string>) => Layer.Layer<import("@effect/sql").SqlClient.SqlClient>
+/** The instant `duration` from now, by `Clock`. */
+const expiryAfter = (duration: Duration.Duration) =>
+  Effect.map(Clock.currentTimeMillis, (now) => new Date(now + Duration.toMillis(duration)))
+
+const noAccount = (address: string) => new Error(`No account with the email ${address}`)
+
+/** Why a token was not issued, as the operator reads it. */
+const refusal = (error: UnknownUser | ScopeNotAllowed) =>
+  error._tag === "UnknownUser"
+    ? noAccount(error.email)
+    : new Error(`The account's role does not allow: ${error.scopes.join(", ")}`)
+
+/** A new token is printed once, alone on stdout (so scripts can capture it); only its hash is stored. */
+const printToken = (token: Redacted.Redacted<string>) => Console.log(Redacted.value(token))
+
+const publisherRoles = ["owner", "member"] as const satisfies ReadonlyArray<PublisherRole>
+
+const membershipRefusal = (error: UnknownUser | UnknownPublisher) =>
+  error._tag === "UnknownUser" ? noAccount(error.email) : new Error(`No publisher with the slug ${error.slug}`)
 
 export const accountCommands = (database: Options.Options<Option.Option<string>>, databaseLayer: DatabaseLayer) => {
   const user = Command.make("user").pipe(
@@ -63,23 +90,16 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
   const token = Command.make("token").pipe(
     Command.withDescription("Personal API tokens"),
     Command.withSubcommands([
-      Command.make("create", { database, email, scopes: scopesOption, expiresIn }, (options) =>
+      Command.make("create", { database, email, scopes: scopesOption, expiresIn: lifetime.pipe(Options.withDescription("default: no expiry"), Options.optional) }, (options) =>
         Effect.gen(function*() {
           const credentials = yield* Credentials
-          const now = yield* Clock.currentTimeMillis
+          const expiresAt = yield* Effect.transposeMapOption(options.expiresIn, expiryAfter)
           const token = yield* credentials.issueApiToken({
             email: options.email,
             scopes: options.scopes,
-            expiresAt: Option.getOrUndefined(
-              Option.map(options.expiresIn, (lifetime) => new Date(now + Duration.toMillis(lifetime)))
-            )
-          }).pipe(Effect.mapError((e) =>
-            e._tag === "UnknownUser"
-              ? new Error(`No account with the email ${e.email}`)
-              : new Error(`The account's role does not allow: ${e.scopes.join(", ")}`)
-          ))
-          // Printed once; only its hash is stored.
-          yield* Console.log(Redacted.value(token))
+            expiresAt: Option.getOrUndefined(expiresAt)
+          }).pipe(Effect.mapError(refusal))
+          yield* printToken(token)
         }).pipe(withCredentials(databaseLayer(options.database)))),
       Command.make("revoke", { database, token: Args.redacted({ name: "TOKEN" }) }, (options) =>
         Effect.gen(function*() {
@@ -91,6 +111,42 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
     ])
   )
 
+  const oauthToken = Command.make("oauth-token").pipe(
+    Command.withDescription("OAuth access tokens (until an authorization flow issues them)"),
+    Command.withSubcommands([
+      Command.make("create", {
+        database,
+        email,
+        scopes: scopesOption,
+        audience: Options.text("audience").pipe(
+          Options.withDescription("the API the token is for (default: MARKETPLACE_PUBLIC_ORIGIN/api/v1)"),
+          Options.optional
+        ),
+        expiresIn: lifetime.pipe(Options.withDescription("default: 1h"), Options.withDefault(Duration.hours(1))),
+        clientId: Options.text("client-id").pipe(
+          Options.withDescription("the OAuth client the grant is recorded for (default: clark-admin)"),
+          Options.withDefault("clark-admin")
+        )
+      }, (options) =>
+        Effect.gen(function*() {
+          const credentials = yield* Credentials
+          // The server accepts only its own audience, so that is the useful default.
+          const audience = yield* Option.match(options.audience, {
+            onNone: () => Effect.map(SettingsConfig, apiAudience),
+            onSome: Effect.succeed
+          })
+          const token = yield* credentials.issueOAuthToken({
+            email: options.email,
+            scopes: options.scopes,
+            audience,
+            clientId: options.clientId,
+            expiresAt: yield* expiryAfter(options.expiresIn)
+          }).pipe(Effect.mapError(refusal))
+          yield* printToken(token)
+        }).pipe(withCredentials(databaseLayer(options.database))))
+    ])
+  )
+
   const session = Command.make("session").pipe(
     Command.withDescription("Sessions"),
     Command.withSubcommands([
@@ -98,12 +154,36 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
         Effect.gen(function*() {
           const credentials = yield* Credentials
           const token = yield* credentials.issueSession(options.email).pipe(
-            Effect.mapError((e) => new Error(`No account with the email ${e.email}`))
+            Effect.mapError((e) => noAccount(e.email))
           )
-          yield* Console.log(Redacted.value(token))
+          yield* printToken(token)
         }).pipe(withCredentials(databaseLayer(options.database))))
     ])
   )
 
-  return [user, token, session] as const
+  const publisher = Command.make("publisher").pipe(
+    Command.withDescription("Publisher memberships"),
+    Command.withSubcommands([
+      Command.make("add-member", {
+        database,
+        email,
+        publisher: Options.text("publisher").pipe(Options.withDescription("the publisher's slug")),
+        role: Options.choice("role", publisherRoles).pipe(
+          Options.withDescription("default: owner"),
+          Options.withDefault("owner" as const)
+        )
+      }, (options) =>
+        Effect.gen(function*() {
+          const accounts = yield* AccountStore
+          yield* accounts.setPublisherMember({
+            email: options.email,
+            publisherSlug: options.publisher,
+            role: options.role
+          }).pipe(Effect.mapError(membershipRefusal))
+          yield* Console.log(`${options.email} is now ${options.role === "owner" ? "an owner" : "a member"} of ${options.publisher}`)
+        }).pipe(withAccounts(databaseLayer(options.database))))
+    ])
+  )
+
+  return [user, token, oauthToken, session, publisher] as const
 }

@@ -13,6 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import * as Database from "../../layers/marketplace/sql/Database.js"
+import * as TokenFormat from "../../services/marketplace/TokenFormat.js"
 import { postgresDatabase, type TestDatabase } from "../support/Databases.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
@@ -35,7 +36,14 @@ interface Outcome {
 
 /** The environment of every command: no database chosen unless a test says so. */
 const baseEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
-  const { LOG_FORMAT: _f, LOG_LEVEL: _l, MARKETPLACE_DATABASE: _d, MARKETPLACE_PORT: _p, ...rest } = process.env
+  const {
+    LOG_FORMAT: _f,
+    LOG_LEVEL: _l,
+    MARKETPLACE_DATABASE: _d,
+    MARKETPLACE_PORT: _p,
+    MARKETPLACE_PUBLIC_ORIGIN: _o,
+    ...rest
+  } = process.env
   return { ...rest, ...extra }
 }
 
@@ -240,6 +248,101 @@ describe("marketplace admin accounts", () => {
   }, slow)
 })
 
+interface OAuthRow {
+  readonly tokenHash: string
+  readonly audience: string
+  readonly clientId: string
+  readonly scopes: string
+  readonly createdAt: string
+  readonly expiresAt: string
+}
+
+const oauthTokens = (url: string) =>
+  query(url, (sql) =>
+    sql<OAuthRow>`SELECT t.token_hash, t.audience, g.client_id, g.scopes, t.created_at, t.expires_at
+      FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id`)
+
+/** The stored row of a token, found by its hash. */
+const oauthRow = (rows: ReadonlyArray<OAuthRow>, token: string) => rows.find((row) => row.tokenHash === TokenFormat.hash(token))
+
+const lifetimeMillis = (row: OAuthRow | undefined) => Date.parse(row?.expiresAt ?? "") - Date.parse(row?.createdAt ?? "")
+
+const memberships = (url: string) =>
+  query(url, (sql) =>
+    sql<{ slug: string; email: string; role: string }>`SELECT p.slug, u.email, m.role
+      FROM publisher_members m JOIN publishers p ON p.id = m.publisher_id JOIN users u ON u.id = m.user_id
+      ORDER BY p.slug, u.email`)
+
+const oauthTokenPattern = /^cmo_[0-9A-Za-z]{38}\n$/
+
+describe("marketplace admin oauth-token and publisher", () => {
+  const url = () => sqliteUrl("members.db")
+
+  beforeAll(async () => {
+    expect((await clark(["admin", "import", writeJson("members.json", document), "--database", url()])).code).toBe(0)
+    expect((await clark(["admin", "user", "create", "--email", "Bea@Example.com", "--database", url()])).code).toBe(0)
+  }, slow)
+
+  it("oauth-token create prints a cmo_ token once and stores its hash, audience, client, scopes and expiry", async () => {
+    // Independent commands, run side by side to keep the suite fast.
+    const [byDefault, explicit, fromEnv, notAllowed, unknown] = await Promise.all([
+      clark(["admin", "oauth-token", "create", "--email", "bea@example.com", "--scopes", "packages:read,publishers:write", "--database", url()]),
+      clark([
+        "admin", "oauth-token", "create", "--email", "BEA@example.com", "--scopes", "packages:read",
+        "--audience", "https://api.example.com/api/v1", "--client-id", "desktop", "--expires-in", "30m", "--database", url()
+      ]),
+      clark(["admin", "oauth-token", "create", "--email", "bea@example.com", "--scopes", "packages:read", "--database", url()], {
+        env: { MARKETPLACE_PUBLIC_ORIGIN: "https://market.example" }
+      }),
+      clark(["admin", "oauth-token", "create", "--email", "bea@example.com", "--scopes", "packages:read,packages:curate", "--database", url()]),
+      clark(["admin", "oauth-token", "create", "--email", "nobody@example.com", "--scopes", "packages:read", "--database", url()])
+    ])
+    for (const issued of [byDefault, explicit, fromEnv]) {
+      expect(issued).toMatchObject({ code: 0, stderr: "" })
+      expect(issued.stdout).toMatch(oauthTokenPattern)
+    }
+    expect(notAllowed.code).toBe(1)
+    expect(notAllowed.stderr).toContain("The account's role does not allow: packages:curate")
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain("No account with the email nobody@example.com")
+    for (const refused of [notAllowed, unknown]) expect(refused.stdout).not.toContain("cmo_")
+
+    const rows = await oauthTokens(url())
+    expect(rows).toHaveLength(3)
+    const stored = JSON.stringify(rows)
+    for (const issued of [byDefault, explicit, fromEnv]) expect(stored).not.toContain(issued.stdout.trim().slice(4, 20))
+
+    const defaults = oauthRow(rows, byDefault.stdout.trim())
+    expect(defaults).toMatchObject({ audience: "http://127.0.0.1:8787/api/v1", clientId: "clark-admin" })
+    expect(JSON.parse(defaults?.scopes ?? "null")).toEqual(["packages:read", "publishers:write"])
+    expect(Math.abs(lifetimeMillis(defaults) - 60 * 60_000)).toBeLessThan(60_000)
+
+    const chosen = oauthRow(rows, explicit.stdout.trim())
+    expect(chosen).toMatchObject({ audience: "https://api.example.com/api/v1", clientId: "desktop" })
+    expect(Math.abs(lifetimeMillis(chosen) - 30 * 60_000)).toBeLessThan(60_000)
+
+    expect(oauthRow(rows, fromEnv.stdout.trim())?.audience).toBe("https://market.example/api/v1")
+  }, slow)
+
+  it("publisher add-member adds an owner by default, changes the role, and refuses unknown publishers and users", async () => {
+    const [added, unknownPublisher, unknownUser] = await Promise.all([
+      clark(["admin", "publisher", "add-member", "--email", "BEA@example.com", "--publisher", "acme", "--database", url()]),
+      clark(["admin", "publisher", "add-member", "--email", "bea@example.com", "--publisher", "nowhere", "--database", url()]),
+      clark(["admin", "publisher", "add-member", "--email", "nobody@example.com", "--publisher", "acme", "--database", url()])
+    ])
+    expect(added).toMatchObject({ code: 0, stderr: "" })
+    expect(unknownPublisher.code).toBe(1)
+    expect(unknownPublisher.stderr).toContain("No publisher with the slug nowhere")
+    expect(unknownUser.code).toBe(1)
+    expect(unknownUser.stderr).toContain("No account with the email nobody@example.com")
+    expect(await memberships(url())).toEqual([{ slug: "acme", email: "bea@example.com", role: "owner" }])
+
+    const changed = await clark(["admin", "publisher", "add-member", "--email", "bea@example.com", "--publisher", "acme", "--role", "member", "--database", url()])
+    expect(changed).toMatchObject({ code: 0, stderr: "" })
+    expect(await memberships(url())).toEqual([{ slug: "acme", email: "bea@example.com", role: "member" }])
+  }, slow)
+})
+
 describe("MARKETPLACE_DATABASE", () => {
   /** Runs from an empty directory, so a fallback to the default ./data/marketplace.db would show (and touch nothing). */
   let cwd: string
@@ -290,6 +393,26 @@ describe("marketplace admin on PostgreSQL", () => {
     const seeded = await clark(["admin", "seed", "--demo", "--database", database.url])
     expect(seeded).toMatchObject({ code: 0, signal: null })
     expect(await countRows(database.url, "packages")).toBeGreaterThanOrEqual(150)
+  }, slow)
+
+  it("user create, then publisher add-member and oauth-token create", async () => {
+    const created = await clark(["admin", "user", "create", "--email", "pat@example.com", "--database", database.url])
+    expect(created.code).toBe(0)
+    // Written directly (the schema exists now), so this test does not depend on the demo seed above.
+    await query(database.url, (sql) =>
+      sql`INSERT INTO publishers (slug, name, verified, created_at) VALUES ('pg-members', 'PG members', false, ${new Date().toISOString()})`)
+    const [member, token] = await Promise.all([
+      clark(["admin", "publisher", "add-member", "--email", "pat@example.com", "--publisher", "pg-members", "--role", "member", "--database", database.url]),
+      clark(["admin", "oauth-token", "create", "--email", "pat@example.com", "--scopes", "packages:read", "--database", database.url])
+    ])
+    expect(member).toMatchObject({ code: 0, stderr: "" })
+    expect(await memberships(database.url)).toEqual([{ slug: "pg-members", email: "pat@example.com", role: "member" }])
+    expect(token).toMatchObject({ code: 0, stderr: "" })
+    expect(token.stdout).toMatch(oauthTokenPattern)
+    expect(oauthRow(await oauthTokens(database.url), token.stdout.trim())).toMatchObject({
+      audience: "http://127.0.0.1:8787/api/v1",
+      clientId: "clark-admin"
+    })
   }, slow)
 })
 

@@ -4,7 +4,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Array as Arr, Clock, DateTime, Effect, Layer } from "effect"
-import type { ImportDocument, ImportPackage, ImportVersion } from "../../../schema/marketplace/Import.js"
+import type {
+  ImportDocument,
+  ImportPackage,
+  ImportPublisher,
+  ImportVersion
+} from "../../../schema/marketplace/Import.js"
+import type { PublisherRole } from "../../../services/marketplace/Accounts.js"
 import {
   CatalogImporter,
   type ImportCounts,
@@ -36,6 +42,27 @@ const latestOf = (pkg: ImportPackage): ImportVersion | undefined =>
       (newest, v) => (newest === undefined || v.publishedAt > newest.publishedAt ? v : newest),
       undefined
     )
+
+interface Membership {
+  readonly slug: string
+  /** Lower-cased, as `users.email` is stored. */
+  readonly email: string
+  readonly role: PublisherRole
+  readonly path: string
+}
+
+/** Every membership the publishers list, with the path that names it. */
+const membershipsOf = (publishers: ReadonlyArray<ImportPublisher>): ReadonlyArray<Membership> =>
+  publishers.flatMap((publisher, i) => {
+    const listed = (emails: ReadonlyArray<string>, role: PublisherRole, field: "owners" | "members") =>
+      emails.map((email, j) => ({
+        slug: publisher.slug,
+        email: email.toLowerCase(),
+        role,
+        path: `publishers[${i}].${field}[${j}]`
+      }))
+    return [...listed(publisher.owners, "owner", "owners"), ...listed(publisher.members, "member", "members")]
+  })
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -244,6 +271,42 @@ export const make = Effect.gen(function*() {
       }
     })
 
+  const userIds = (emails: ReadonlyArray<string>) =>
+    Effect.forEach(Arr.chunksOf(Arr.dedupe(emails), batch), (chunk) =>
+      sql<Row>`SELECT id, email FROM users WHERE ${sql.in("email", chunk)}`, {
+      concurrency: 1
+    }).pipe(Effect.map((chunks) => new Map(chunks.flat().map((row) => [text(row.email), text(row.id)]))))
+
+  /** Adds listed accounts to their publishers or changes their role; memberships not listed stay. */
+  const writeMemberships = (publishers: ReadonlyArray<ImportPublisher>) =>
+    Effect.gen(function*() {
+      const memberships = membershipsOf(publishers)
+      if (memberships.length === 0) return
+      // One row per account and publisher: listing an account twice (as owner and member, say) is ambiguous.
+      const seen = new Set<string>()
+      for (const m of memberships) {
+        const key = `${m.slug}\n${m.email}`
+        if (seen.has(key)) return yield* reject(m.path, `${JSON.stringify(m.email)} is listed twice for this publisher`)
+        seen.add(key)
+      }
+      const users = yield* userIds(memberships.map((m) => m.email))
+      for (const m of memberships) {
+        if (!users.has(m.email)) yield* reject(m.path, `no account with the email ${JSON.stringify(m.email)}`)
+      }
+      const publisherIds = yield* lookup("publishers", "id", memberships.map((m) => m.slug))
+      const timestamp = yield* now
+      const rows = memberships.map((m) => ({
+        publisherId: int(publisherIds.get(m.slug)),
+        userId: users.get(m.email)!,
+        role: m.role,
+        createdAt: timestamp
+      }))
+      for (const chunk of Arr.chunksOf(rows, batch)) {
+        yield* sql`INSERT INTO publisher_members ${sql.insert(chunk)}
+          ON CONFLICT (publisher_id, user_id) DO UPDATE SET role = excluded.role`
+      }
+    })
+
   const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     sql.withTransaction(effect).pipe(
       Effect.catchTag("SqlError", (error) => Effect.die(error))
@@ -252,6 +315,7 @@ export const make = Effect.gen(function*() {
   const load: CatalogImporter["Type"]["load"] = (document) =>
     transaction(Effect.gen(function*() {
       yield* upsertTaxonomy(document)
+      yield* writeMemberships(document.publishers)
       const written = yield* writePackages(document.packages, "packages")
       yield* writeCollections(document)
       yield* writePages(document)

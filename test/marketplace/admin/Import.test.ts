@@ -1,8 +1,19 @@
-/** Decoding an import document: unknown fields and invalid values are refused with the path that names them. */
-import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+/**
+ * Import documents: decoding refuses unknown fields and invalid values with the
+ * path that names them; loading writes publisher memberships on both dialects,
+ * all or nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import * as Database from "../../../layers/marketplace/sql/Database.js"
+import * as SqlCatalogImporter from "../../../layers/marketplace/sql/SqlCatalogImporter.js"
+import * as SqlCredentials from "../../../layers/marketplace/sql/SqlCredentials.js"
 import { decodeDocument } from "../../../src/marketplace/admin/Admin.js"
 import { demoCatalog } from "../../../src/marketplace/seed/Demo.js"
+import { CatalogImporter } from "../../../services/marketplace/CatalogImporter.js"
+import { Credentials } from "../../../services/marketplace/Credentials.js"
+import { dialects, makeDatabase, type TestDatabase } from "../../support/Databases.js"
 
 const version = (extra: object = {}) => ({
   version: "1.0.0",
@@ -90,6 +101,18 @@ describe("decodeDocument", () => {
       path: "packages[0].colour",
       message: /^is unexpected/
     },
+    {
+      label: "a publisher owner that is not an email",
+      input: { publishers: [{ slug: "p", name: "P", owners: ["ada@example.com", "ada"] }] },
+      path: "publishers[0].owners[1]",
+      message: "must be an email address"
+    },
+    {
+      label: "a publisher member that is not a string",
+      input: { publishers: [{ slug: "p", name: "P", members: [7] }] },
+      path: "publishers[0].members[0]",
+      message: /.+/
+    },
     { label: "a document that is not an object", input: [], path: "(document)", message: /.+/ }
   ])("refuses $label at $path", ({ input, message, path }) => {
     const result = refusal(input)
@@ -139,5 +162,95 @@ describe("decodeDocument", () => {
         }]
       }
     })
+  })
+})
+
+// ---------------------------------------------------------------------------
+// Loading publisher memberships
+
+const importerLayer = (db: TestDatabase) =>
+  Layer.mergeAll(SqlCatalogImporter.layer, SqlCredentials.layer).pipe(Layer.provideMerge(Database.layer(db.parsed)))
+
+const load = (input: unknown) =>
+  Effect.flatMap(CatalogImporter, (importer) => importer.load(Either.getOrThrow(decodeDocument(input))))
+
+const memberships = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ slug: string; email: string; role: string }>`SELECT p.slug, u.email, m.role
+    FROM publisher_members m JOIN publishers p ON p.id = m.publisher_id JOIN users u ON u.id = m.user_id
+    ORDER BY p.slug, u.email`).pipe(Effect.orDie)
+
+/** What a refused import must leave unchanged. */
+const publishersAndMembers = Effect.all({
+  publishers: Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`SELECT slug, name, verified FROM publishers ORDER BY slug`).pipe(Effect.orDie),
+  memberships
+})
+
+describe.each(dialects)("publisher memberships on %s", (dialect) => {
+  let db: TestDatabase
+  let runtime: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<ReturnType<typeof importerLayer>>, never>
+  const run = <A, E>(effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof importerLayer>>>) =>
+    runtime.runPromise(effect)
+
+  beforeAll(async () => {
+    db = await makeDatabase(dialect)
+    runtime = ManagedRuntime.make(importerLayer(db))
+    await run(Effect.flatMap(Credentials, (credentials) =>
+      Effect.forEach(["ada@example.com", "bob@example.com", "cy@example.com"], (email) =>
+        credentials.createUser({ email, name: email }))))
+  })
+  afterAll(async () => {
+    await runtime.dispose()
+    await db.drop()
+  })
+
+  it("writes owners and members, matching emails case-insensitively, and re-imports by upserting roles", async () => {
+    const counts = await run(load({
+      publishers: [
+        { slug: "acme", name: "Acme", owners: ["Ada@Example.com"], members: ["bob@example.com", "CY@Example.COM"] },
+        { slug: "solo", name: "Solo", owners: ["bob@example.com"] },
+        { slug: "empty", name: "Empty" }
+      ]
+    }))
+    expect(counts.publishers).toBe(3)
+    expect(await run(memberships)).toEqual([
+      { slug: "acme", email: "ada@example.com", role: "owner" },
+      { slug: "acme", email: "bob@example.com", role: "member" },
+      { slug: "acme", email: "cy@example.com", role: "member" },
+      { slug: "solo", email: "bob@example.com", role: "owner" }
+    ])
+
+    // Bob becomes an owner; Ada and Cy, not listed this time, keep their memberships.
+    await run(load({ publishers: [{ slug: "acme", name: "Acme", owners: ["bob@example.com"] }] }))
+    expect(await run(memberships)).toEqual([
+      { slug: "acme", email: "ada@example.com", role: "owner" },
+      { slug: "acme", email: "bob@example.com", role: "owner" },
+      { slug: "acme", email: "cy@example.com", role: "member" },
+      { slug: "solo", email: "bob@example.com", role: "owner" }
+    ])
+  })
+
+  it.each([
+    {
+      label: "an email without an account",
+      publishers: [
+        { slug: "acme", name: "Renamed", owners: ["cy@example.com"] },
+        { slug: "newcomer", name: "Newcomer", owners: ["ada@example.com"], members: ["bob@example.com", "Nobody@Example.com"] }
+      ],
+      path: "publishers[1].members[1]",
+      message: "nobody@example.com"
+    },
+    {
+      label: "an account listed twice for one publisher",
+      publishers: [{ slug: "newcomer", name: "Newcomer", owners: ["ada@example.com"], members: ["ADA@example.com"] }],
+      path: "publishers[0].members[0]",
+      message: "listed twice"
+    }
+  ])("refuses $label at $path and writes nothing", async ({ message, path, publishers }) => {
+    const before = await run(publishersAndMembers)
+    const error = await run(Effect.flip(load({ publishers })))
+    expect(error).toMatchObject({ _tag: "ImportRejected", path })
+    expect(error.message).toContain(message)
+    expect(await run(publishersAndMembers)).toEqual(before)
   })
 })

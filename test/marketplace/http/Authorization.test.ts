@@ -1,0 +1,176 @@
+/**
+ * The authorization matrix, generated from the contract: every route behind
+ * the Authentication middleware, called with each kind of credential, answers
+ * the documented status and code. Each route has its own account, so a
+ * successful DELETE /me removes nobody else.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { HttpApi } from "@effect/platform"
+import { Effect, Redacted } from "effect"
+import type { Scope } from "../../../schema/marketplace/Account.js"
+import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
+import { Authentication } from "../../../schema/marketplace/Security.js"
+import { Credentials } from "../../../services/marketplace/Credentials.js"
+import * as TokenFormat from "../../../services/marketplace/TokenFormat.js"
+import { dialects } from "../../support/Databases.js"
+import { type RunningMarketplace, startMarketplace, testOrigin } from "../../support/MarketplaceServer.js"
+import { bearer, call, cookie, fromSite } from "../fixtures/Accounts.js"
+import { at, type Document, version } from "../fixtures/Listing.js"
+
+interface ProtectedRoute {
+  readonly id: string
+  readonly method: string
+  readonly path: string
+  readonly declared: ReadonlyArray<number>
+}
+
+const protectedRoutes: Array<ProtectedRoute> = []
+HttpApi.reflect(MarketplaceApi, {
+  onGroup: () => {},
+  onEndpoint: ({ endpoint, errors, group, middleware }) => {
+    if (middleware.has(Authentication)) {
+      protectedRoutes.push({
+        id: `${group.identifier}.${endpoint.name}`,
+        method: endpoint.method,
+        path: endpoint.path,
+        declared: [...errors.keys()]
+      })
+    }
+  }
+})
+
+/** A request to each protected route that succeeds for a credential allowed to make it. */
+const samples: Record<string, { readonly params?: Record<string, string>; readonly body?: unknown }> = {
+  "account.me": {},
+  "account.deleteMe": { body: { confirm: "DELETE" } },
+  "account.myPackages": {},
+  "curation.setStatus": { params: { name: "alpha" }, body: { status: "listed" } },
+  "curation.setFeatured": { params: { name: "alpha" }, body: { featured: true } },
+  "curation.collection": { params: { slug: "picks" } },
+  "curation.collectionCommand": { params: { slug: "picks" }, body: { action: "update", title: "Picks" } }
+}
+
+/** What a route needs beyond a valid credential. */
+const needs = (route: ProtectedRoute): "nothing" | "scope" | "session" =>
+  route.id === "account.me" ? "nothing" : route.id === "account.deleteMe" ? "session" : "scope"
+
+type Expected = readonly [number, string | undefined]
+const ok: Expected = [200, undefined]
+const unauthorized: Expected = [401, "unauthorized"]
+const forbidden: Expected = [403, "forbidden"]
+const isMutation = (route: ProtectedRoute) => route.method !== "GET"
+
+interface Issued {
+  session: string
+  expired: string
+  revoked: string
+  wrongScope: string
+  rightScope: string
+  oauthElsewhere: string
+  oauthHere: string
+}
+
+const allowedScopes: ReadonlyArray<Scope> = ["packages:read", "packages:curate", "account:read", "account:write"]
+
+/** Each case: the headers it sends, and what every route must answer. */
+const cases: ReadonlyArray<
+  readonly [string, (issued: Issued) => Record<string, string>, (route: ProtectedRoute) => Expected]
+> = [
+  ["no credential", () => ({}), () => unauthorized],
+  ["a malformed token", () => bearer("cmk_not-a-token"), () => unauthorized],
+  ["an expired token", (issued) => bearer(issued.expired), () => unauthorized],
+  ["a revoked token", (issued) => bearer(issued.revoked), () => unauthorized],
+  ["a token without the scope", (issued) => bearer(issued.wrongScope), (route) =>
+    needs(route) === "nothing" ? ok : forbidden],
+  ["an OAuth token for another audience", (issued) => bearer(issued.oauthElsewhere), () => unauthorized],
+  ["the session cookie from another site", (issued) => ({ ...cookie(issued.session), origin: "https://evil.test" }), (
+    route
+  ) => isMutation(route) ? forbidden : ok],
+  ["the session cookie from a page of another site", (issued) => ({
+    ...cookie(issued.session),
+    referer: "https://evil.test/page"
+  }), (route) => isMutation(route) ? forbidden : ok],
+  ["an API token with the scope", (issued) => bearer(issued.rightScope), (route) =>
+    needs(route) === "session" ? forbidden : ok],
+  ["an OAuth token for this API", (issued) => bearer(issued.oauthHere), (route) =>
+    needs(route) === "session" ? forbidden : ok],
+  ["the session cookie from the site", (issued) => ({ ...cookie(issued.session), ...fromSite }), () => ok]
+]
+
+const document: Document = {
+  packages: [{ name: "alpha", displayName: "Alpha", curationStatus: "listed", updatedAt: at(1), versions: [version("1.0.0", 1)] }],
+  collections: [{ slug: "picks", title: "Picks", items: [{ packageName: "alpha" }] }]
+}
+
+it("covers every route behind the Authentication middleware, each declaring 401 and 403", () => {
+  expect(protectedRoutes.map((route) => route.id).sort()).toEqual(Object.keys(samples).sort())
+  for (const route of protectedRoutes) expect(route.declared).toEqual(expect.arrayContaining([401, 403]))
+})
+
+describe.each(dialects)("authorization matrix on %s", (dialect) => {
+  let server: RunningMarketplace
+  const issued: Record<string, Issued> = {}
+
+  beforeAll(async () => {
+    server = await startMarketplace(dialect, document, {
+      setup: Effect.gen(function*() {
+        const credentials = yield* Credentials
+        for (const route of protectedRoutes) {
+          const email = `${route.id}@example.com`
+          yield* credentials.createUser({ email, name: route.id, role: "admin" })
+          const token = (scopes: ReadonlyArray<Scope>, expiresAt?: Date) =>
+            Effect.map(credentials.issueApiToken({ email, scopes, expiresAt }), Redacted.value)
+          const oauth = (audience: string) =>
+            Effect.map(
+              credentials.issueOAuthToken({
+                email,
+                scopes: allowedScopes,
+                audience,
+                clientId: "matrix",
+                expiresAt: new Date(Date.now() + 3_600_000)
+              }),
+              Redacted.value
+            )
+          const revoked = yield* credentials.issueApiToken({ email, scopes: allowedScopes })
+          yield* credentials.revokeApiToken(revoked)
+          issued[route.id] = {
+            session: Redacted.value(yield* credentials.issueSession(email)),
+            expired: yield* token(allowedScopes, new Date(Date.now() - 1000)),
+            revoked: Redacted.value(revoked),
+            wrongScope: yield* token(["pages:read"]),
+            rightScope: yield* token(allowedScopes),
+            oauthElsewhere: yield* oauth("https://elsewhere.test/api/v1"),
+            oauthHere: yield* oauth(`${testOrigin}/api/v1`)
+          }
+        }
+      })
+    })
+  })
+  afterAll(() => server.close())
+
+  describe.each(protectedRoutes.map((route) => [route.id, route] as const))("%s", (_, route) => {
+    const sample = samples[route.id]!
+    const path = route.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(sample.params?.[name] ?? ""))
+
+    it.each(cases.map(([name, headers, expected]) => [name, headers, expected] as const))(
+      "with %s",
+      async (_, headers, expected) => {
+        const sent = headers(issued[route.id]!)
+        const response = await call(server, { method: route.method, path, body: sample.body, headers: sent })
+        const [status, code] = expected(route)
+        expect(response.status).toBe(status)
+        if (code !== undefined) {
+          expect(response.body.error).toEqual({
+            code,
+            message: expect.any(String),
+            requestId: response.headers.get("x-request-id")
+          })
+        }
+        for (const value of Object.values(sent)) {
+          const token = value.replace(/^Bearer /, "").replace(/^app\.session_token=/, "")
+          if (TokenFormat.parse(token) !== undefined) expect(response.text).not.toContain(token)
+        }
+      }
+    )
+  })
+})
