@@ -91,11 +91,12 @@ const splitVersion = (spec: string): { readonly name: string; readonly version: 
   return at <= 0 ? { name: spec, version: Option.none() } : { name: spec.slice(0, at), version: Option.some(spec.slice(at + 1)) }
 }
 
-// @effect/cli reserves `--version` for the program's own version, so the version rides on the name, as with npm.
+// @effect/cli reserves `--version` for the program's own version, so the version rides on the name, as with npm;
+// `install NAME --version V` is folded into that form before parsing (market/InstallVersion.ts).
 const install = Command.make("install", {
   ...connectionOptions,
   spec: Args.text({ name: "NAME[@VERSION]" }).pipe(
-    Args.withDescription("registry package name, optionally with a published version: @scope/name@1.2.0 (default: the latest)")
+    Args.withDescription("registry package name, optionally with a published version: @scope/name@1.2.0, or --version 1.2.0 (default: the latest)")
   )
 }, (options) => {
   const { name, version } = splitVersion(options.spec)

@@ -4,6 +4,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { Logging } from "./Logging.js"
 import { market } from "./Market.js"
+import { foldInstallVersion } from "./market/InstallVersion.js"
 import { marketplace } from "./Marketplace.js"
 import { node } from "./Node.js"
 
@@ -25,7 +26,7 @@ const reportFailure = (error: unknown) =>
     })
   )
 
-run(process.argv).pipe(
+run(foldInstallVersion(process.argv)).pipe(
   Effect.catchAll(reportFailure),
   Effect.provide(Layer.mergeAll(NodeContext.layer, Logging)),
   NodeRuntime.runMain({ disableErrorReporting: false })

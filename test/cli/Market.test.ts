@@ -203,12 +203,12 @@ describe("clark market: public reads", () => {
     expect(listed.items.map((item: { name: string }) => item.name)).toEqual(["alpha-tool", "beta-tool"])
   }, slow)
 
-  it("show takes a scoped name; install gives the coordinate of the latest or of NAME@VERSION; unknown ones are not_found", async () => {
+  it("show takes a scoped name; install gives the coordinate of the latest, of --version V or of NAME@VERSION; unknown ones are not_found", async () => {
     const [shown, shownJson, latest, pinned, unknownVersion, badName] = await Promise.all([
       clark(["show", "@acme/widgets"]),
       clark(["show", "@acme/widgets", "--json"]),
       clark(["install", "@acme/widgets"]),
-      clark(["install", "@acme/widgets@1.0.0", "--json"]),
+      clark(["install", "@acme/widgets", "--version", "1.0.0", "--json"]),
       clark(["install", "@acme/widgets@9.9.9"]),
       clark(["show", "Not A Name"])
     ])
