@@ -6,7 +6,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
 import { CollectionState } from "../../../schema/marketplace/Catalog.js"
-import { CurationResult } from "../../../schema/marketplace/Curation.js"
+import { CurationResult, type SetFeaturedRequest, type SetStatusRequest } from "../../../schema/marketplace/Curation.js"
 import { Conflict, NotFound, ValidationFailed } from "../../../schema/marketplace/Errors.js"
 import { CatalogStore } from "../../../services/marketplace/CatalogStore.js"
 import { type CollectionCommandError, CurationStore } from "../../../services/marketplace/Curation.js"
@@ -63,29 +63,28 @@ export const CurationLive = HttpApiBuilder.group(MarketplaceApi, "curation", (ha
         Option.match({ onNone: () => Effect.fail(collectionNotFound(slug)), onSome: Effect.succeed })
       )
 
+    /** A command on one package, run once per idempotency key. */
+    const onPackage = <A extends object>(
+      action: "status" | "featured",
+      act: (input: A & { readonly name: string; readonly actorId: string }) => ReturnType<typeof curation.setStatus>
+    ) =>
+    ({ headers, path, payload }: {
+      readonly headers: { readonly "idempotency-key"?: string | undefined }
+      readonly path: { readonly name: string }
+      readonly payload: A
+    }) =>
+      Effect.gen(function*() {
+        const { userId } = yield* curator
+        return yield* withKey(idempotency, headers["idempotency-key"], {
+          userId,
+          route: `POST /curation/packages/{name}/${action}`,
+          requestHash: requestHash("POST", `/curation/packages/${path.name}/${action}`, payload)
+        }, PackageOutcome, act({ ...payload, name: path.name, actorId: userId }).pipe(Effect.mapError(packageNotFound)))
+      })
+
     return handlers
-      .handle("setStatus", ({ headers, path, payload }) =>
-        Effect.gen(function*() {
-          const { userId } = yield* curator
-          return yield* withKey(idempotency, headers["idempotency-key"], {
-            userId,
-            route: "POST /curation/packages/{name}/status",
-            requestHash: requestHash("POST", `/curation/packages/${path.name}/status`, payload)
-          }, PackageOutcome, curation.setStatus({ ...payload, name: path.name, actorId: userId }).pipe(
-            Effect.mapError(packageNotFound)
-          ))
-        }))
-      .handle("setFeatured", ({ headers, path, payload }) =>
-        Effect.gen(function*() {
-          const { userId } = yield* curator
-          return yield* withKey(idempotency, headers["idempotency-key"], {
-            userId,
-            route: "POST /curation/packages/{name}/featured",
-            requestHash: requestHash("POST", `/curation/packages/${path.name}/featured`, payload)
-          }, PackageOutcome, curation.setFeatured({ ...payload, name: path.name, actorId: userId }).pipe(
-            Effect.mapError(packageNotFound)
-          ))
-        }))
+      .handle("setStatus", onPackage<typeof SetStatusRequest.Type>("status", curation.setStatus))
+      .handle("setFeatured", onPackage<typeof SetFeaturedRequest.Type>("featured", curation.setFeatured))
       .handle("collection", ({ path }) => Effect.zipRight(curator, state(path.slug)))
       .handle("collectionCommand", ({ headers, path, payload }) =>
         Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Redacted, TestClock } from "effect"
+import { Clock, Effect, Option, Redacted, TestClock } from "effect"
 import * as Database from "../../../layers/marketplace/sql/Database.js"
 import * as SqlCredentials from "../../../layers/marketplace/sql/SqlCredentials.js"
 import type { Scope } from "../../../schema/marketplace/Account.js"
@@ -152,6 +152,33 @@ describe.each(dialects)("GET /me on %s", (dialect) => {
     )
     for (const row of [...issued.tokenRows, ...issued.sessionRows]) expect(row.tokenHash).toMatch(/^[0-9a-f]{64}$/)
   })
+
+  it.effect("judges OAuth token expiry by the Clock and reports the token's audience and grant scopes", () =>
+    Effect.gen(function*() {
+      const credentials = yield* Credentials
+      const token = yield* credentials.issueOAuthToken({
+        email: "alice@example.com",
+        scopes: ["packages:read"],
+        audience: "https://market.test/api/v1",
+        clientId: "app",
+        expiresAt: new Date((yield* Clock.currentTimeMillis) + 60 * 60 * 1000)
+      })
+      expect(Redacted.value(token)).toMatch(/^cmo_[0-9A-Za-z]{38}$/)
+      const found = yield* credentials.authenticate(token, "bearer")
+      expect(Option.getOrThrow(found)).toMatchObject({
+        kind: "oauth",
+        audience: "https://market.test/api/v1",
+        scopes: ["packages:read"]
+      })
+      expect(Option.isNone(yield* credentials.authenticate(token, "cookie"))).toBe(true)
+      yield* TestClock.adjust("59 minutes")
+      expect(Option.isSome(yield* credentials.authenticate(token, "bearer"))).toBe(true)
+      yield* TestClock.adjust("2 minutes")
+      expect(Option.isNone(yield* credentials.authenticate(token, "bearer"))).toBe(true)
+    }).pipe(
+      Effect.provide(SqlCredentials.layer),
+      Effect.provide(Database.layer(server.database.parsed))
+    ))
 
   it.effect("judges session expiry by the Clock", () =>
     Effect.gen(function*() {
