@@ -5,8 +5,14 @@ import { Effect, Layer, String } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import conversations from "./migrations/0001_conversations.js"
+import preferences from "./migrations/0002_preferences.js"
+import artifacts from "./migrations/0003_artifacts.js"
 
-const loader = Migrator.fromRecord({ "0001_conversations": conversations })
+const loader = Migrator.fromRecord({
+  "0001_conversations": conversations,
+  "0002_preferences": preferences,
+  "0003_artifacts": artifacts
+})
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
   Layer.effectDiscard(

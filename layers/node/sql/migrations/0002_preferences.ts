@@ -1,0 +1,4 @@
+/** Preferences and their undo step (filled in by the maps work). */
+import { Effect } from "effect"
+
+export default Effect.void

@@ -1,0 +1,22 @@
+/**
+ * Map tiles fetched by the node from the provider of `maps.tilePolicy`, with
+ * the provider key added only to requests to its bound origin.
+ */
+import { Context, type Effect } from "effect"
+import type { NodeError } from "../../schema/node/Errors.js"
+
+export interface Tile {
+  readonly contentType: "image/png" | "image/webp"
+  readonly bytes: Uint8Array
+}
+
+export class MapTiles extends Context.Tag("clark/node/MapTiles")<MapTiles, {
+  /**
+   * One tile, from the cache or the provider. Fails with the spec's tile
+   * refusals as `NodeError`: MAP_TILES_OFF, MAP_TILE_OUT_OF_BOUNDS,
+   * MAP_TILES_RATE_LIMITED (with `retryAfterSeconds`), MAP_TILE_MISSING,
+   * MAP_TILE_FAILED, MAP_TILE_REFUSED, MAP_TILE_KEY_UNAVAILABLE (with `offline`
+   * when the reason is the key's state).
+   */
+  readonly tile: (z: number, x: number, y: number) => Effect.Effect<Tile, NodeError>
+}>() {}
