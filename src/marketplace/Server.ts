@@ -5,12 +5,14 @@ import type { SqlClient } from "@effect/sql"
 import { Config, Layer } from "effect"
 import { createServer } from "node:http"
 import * as SqlCatalogStore from "../../layers/marketplace/sql/SqlCatalogStore.js"
+import * as CachedPackageStore from "../../layers/marketplace/cache/CachedPackageStore.js"
 import * as SqlAccounts from "../../layers/marketplace/sql/SqlAccounts.js"
 import * as SqlCredentials from "../../layers/marketplace/sql/SqlCredentials.js"
 import * as SqlCuration from "../../layers/marketplace/sql/SqlCuration.js"
 import * as SqlDatabaseHealth from "../../layers/marketplace/sql/SqlDatabaseHealth.js"
 import * as SqlIdempotency from "../../layers/marketplace/sql/SqlIdempotency.js"
 import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
+import * as SqlCatalogVersion from "../../layers/marketplace/sql/SqlCatalogVersion.js"
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import type { Authentication } from "../../schema/marketplace/Security.js"
@@ -49,7 +51,7 @@ export type Services =
 export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Settings.Settings> = AuthenticationLive
   .pipe(
     Layer.provideMerge(Layer.mergeAll(
-      SqlPackageStore.layer,
+      CachedPackageStore.layer(SqlPackageStore.make).pipe(Layer.provide(SqlCatalogVersion.layer)),
       SqlCatalogStore.layer,
       SqlPageStore.layer,
       SqlDatabaseHealth.layer,
