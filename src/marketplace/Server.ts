@@ -2,7 +2,7 @@
 import { type HttpApi, HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
-import { Config, Layer } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import * as SqlCatalogStore from "../../layers/marketplace/sql/SqlCatalogStore.js"
 import * as CachedPackageStore from "../../layers/marketplace/cache/CachedPackageStore.js"
@@ -35,6 +35,14 @@ import { AuthenticationLive } from "./http/Authentication.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
 import * as Settings from "./Settings.js"
 
+/** Package reads, behind the read cache unless MARKETPLACE_READ_CACHE=off. */
+const PackageStoreLive = Layer.unwrapEffect(
+  Effect.map(Settings.Settings, (settings) =>
+    settings.readCache
+      ? CachedPackageStore.layer(SqlPackageStore.make).pipe(Layer.provide(SqlCatalogVersion.layer))
+      : SqlPackageStore.layer)
+)
+
 /** What the handlers need: settings, stores, credentials and the credential check. */
 export type Services =
   | Settings.Settings
@@ -51,7 +59,7 @@ export type Services =
 export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Settings.Settings> = AuthenticationLive
   .pipe(
     Layer.provideMerge(Layer.mergeAll(
-      CachedPackageStore.layer(SqlPackageStore.make).pipe(Layer.provide(SqlCatalogVersion.layer)),
+      PackageStoreLive,
       SqlCatalogStore.layer,
       SqlPageStore.layer,
       SqlDatabaseHealth.layer,

@@ -8,6 +8,8 @@ export interface SettingsShape {
   readonly publicOrigin: string
   /** The website whose pages may make cookie-authenticated changes. */
   readonly siteOrigin: string
+  /** Whether package reads are served from memory until the catalogue changes. */
+  readonly readCache: boolean
 }
 
 export class Settings extends Context.Tag("clark/marketplace/Settings")<Settings, SettingsShape>() {}
@@ -33,12 +35,14 @@ export const SettingsConfig: Config.Config<SettingsShape> = Config.all({
     Config.withDefault("development" as const)
   ),
   publicOrigin: origin("MARKETPLACE_PUBLIC_ORIGIN").pipe(Config.withDefault(defaultPublicOrigin)),
-  siteOrigin: origin("MARKETPLACE_SITE_ORIGIN").pipe(Config.option)
+  siteOrigin: origin("MARKETPLACE_SITE_ORIGIN").pipe(Config.option),
+  readCache: Config.literal("on", "off")("MARKETPLACE_READ_CACHE").pipe(Config.withDefault("on" as const))
 }).pipe(
-  Config.map(({ environment, publicOrigin, siteOrigin }) => ({
+  Config.map(({ environment, publicOrigin, readCache, siteOrigin }) => ({
     environment,
     publicOrigin,
-    siteOrigin: siteOrigin._tag === "Some" ? siteOrigin.value : publicOrigin
+    siteOrigin: siteOrigin._tag === "Some" ? siteOrigin.value : publicOrigin,
+    readCache: readCache === "on"
   }))
 )
 

@@ -60,6 +60,7 @@ export const startMarketplace = async (
     environment: "development",
     publicOrigin: testOrigin,
     siteOrigin: testOrigin,
+    readCache: true,
     ...options.settings
   })
   const api = HandlersLive.pipe(Layer.provide(prepared), Layer.provide(settings))

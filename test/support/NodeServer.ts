@@ -14,7 +14,7 @@ import * as NoModel from "../../layers/node/model/NoModel.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import type { TurnSettings } from "../../layers/node/TurnSupervisor.js"
 import { serveApi } from "../../src/http/ServeApi.js"
-import { ApiLive } from "../../src/node/Server.js"
+import { ApiLive, type NodeOptions } from "../../src/node/Server.js"
 
 export const appSecret = "test-app-secret"
 
@@ -84,6 +84,8 @@ export const layer = (options: {
   readonly model?: "scripted" | "none"
   readonly dataDir?: string
   readonly turns?: Partial<TurnSettings>
+  /** Replaces the node's tile fetcher. */
+  readonly mapTiles?: NodeOptions["mapTiles"]
 }) =>
   Layer.scoped(
     TestNode,
@@ -102,7 +104,8 @@ export const layer = (options: {
           dataDir,
           appSecret: Redacted.make(appSecret),
           model: script,
-          turns: { ...defaultTurns, ...options.turns }
+          turns: { ...defaultTurns, ...options.turns },
+          mapTiles: options.mapTiles
         })
       ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
       const context = yield* Layer.build(server)
