@@ -5,25 +5,11 @@
  * logged or put in an error message.
  */
 import { Context, Data, type Effect, type Option, type Redacted } from "effect"
-import type { AccountProfile, Role, Scope } from "../../schema/marketplace/Account.js"
+import { type AccountProfile, type Role, Scope } from "../../schema/marketplace/Account.js"
 import type { Credential } from "../../schema/marketplace/Security.js"
 
 /** Every scope, in the order the spec lists them; an admin holds all of them. */
-export const allScopes: ReadonlyArray<Scope> = [
-  "packages:read",
-  "packages:submit",
-  "packages:curate",
-  "publishers:read",
-  "publishers:write",
-  "pages:read",
-  "pages:write",
-  "pages:publish",
-  "media:write",
-  "account:read",
-  "account:write",
-  "devices:link",
-  "admin"
-]
+export const allScopes: ReadonlyArray<Scope> = Scope.literals
 
 /** What a signed-in user of each role may do; a session carries its user's scopes. */
 export const roleScopes: Record<Role, ReadonlyArray<Scope>> = {

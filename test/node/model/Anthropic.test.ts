@@ -1,9 +1,8 @@
 /** The Anthropic provider against a local server that speaks the Messages API's server-sent events. */
 import { AnthropicClient } from "@effect/ai-anthropic"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Redacted, Schema, Stream } from "effect"
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { ServerResponse } from "node:http"
 import * as Anthropic from "../../../layers/node/model/Anthropic.js"
 import {
   type ModelEvent,
@@ -11,52 +10,9 @@ import {
   ModelProvider,
   type ModelRequest
 } from "../../../services/node/ModelProvider.js"
+import { useRecordingServer } from "../../support/RecordingServer.js"
 
-// =============================================================================
-// A local server that records requests and answers with a scripted reply
-// =============================================================================
-
-interface Received {
-  readonly method: string
-  readonly url: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: any
-}
-
-let server: Server
-let baseUrl: string
-const received: Array<Received> = []
-let reply: (res: ServerResponse) => void = (res) => res.writeHead(500).end()
-
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = ""
-    req.setEncoding("utf8")
-    req.on("data", (chunk: string) => {
-      raw += chunk
-    })
-    req.on("end", () => {
-      received.push({
-        method: req.method ?? "",
-        url: req.url ?? "",
-        headers: req.headers,
-        body: raw.length === 0 ? undefined : JSON.parse(raw)
-      })
-      reply(res)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-})
-
-afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-})
-
-beforeEach(() => {
-  received.length = 0
-})
+const upstream = useRecordingServer("")
 
 const decodeEvent = Schema.decodeUnknownEither(AnthropicClient.MessageStreamEvent)
 
@@ -146,7 +102,7 @@ const request: ModelRequest = {
 
 const key = "sk-ant-test-secret-5678"
 
-const run = (req: ModelRequest, base: string = baseUrl) =>
+const run = (req: ModelRequest, base: string = upstream.baseUrl) =>
   Effect.gen(function*() {
     const provider = yield* ModelProvider
     return Chunk.toArray(yield* Stream.runCollect(provider.stream(req)))
@@ -162,7 +118,7 @@ const failure = <A>(effect: Effect.Effect<A, ModelFailure>) =>
 describe("Anthropic", () => {
   it.live("streams thinking and text deltas in order and reports the tool call once, unexecuted", () =>
     Effect.gen(function*() {
-      reply = sse(fullTurn)
+      upstream.reply = sse(fullTurn)
       const events = yield* run(request)
       expect(events).toEqual<Array<ModelEvent>>([
         { _tag: "ReasoningDelta", text: "Let me " },
@@ -172,14 +128,14 @@ describe("Anthropic", () => {
         { _tag: "TextDelta", text: " world" },
         { _tag: "ToolCall", id: "toolu_1", name: "get_weather", input: { city: "Paris" } }
       ])
-      expect(received).toHaveLength(1)
+      expect(upstream.received).toHaveLength(1)
     }))
 
   it.live("sends our messages, the tool definitions and the key as x-api-key", () =>
     Effect.gen(function*() {
-      reply = sse(fullTurn)
+      upstream.reply = sse(fullTurn)
       yield* run(request)
-      const [sent] = received
+      const [sent] = upstream.received
       expect(sent?.method).toBe("POST")
       expect(sent?.url).toBe("/v1/messages")
       expect(sent?.headers["x-api-key"]).toBe(key)
@@ -210,22 +166,22 @@ describe("Anthropic", () => {
 
   it.live("accepts a base URL ending in /v1", () =>
     Effect.gen(function*() {
-      reply = sse([
+      upstream.reply = sse([
         messageStart,
         { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
         delta(0, { type: "text_delta", text: "Hi" }),
         stop(0),
         ...messageEnd("end_turn")
       ])
-      const events = yield* run({ messages: [{ role: "user", text: "Hello" }], tools: [] }, `${baseUrl}/v1/`)
+      const events = yield* run({ messages: [{ role: "user", text: "Hello" }], tools: [] }, `${upstream.baseUrl}/v1/`)
       expect(events).toEqual([{ _tag: "TextDelta", text: "Hi" }])
-      expect(received[0]?.url).toBe("/v1/messages")
-      expect(received[0]?.body.tools).toBeUndefined()
+      expect(upstream.received[0]?.url).toBe("/v1/messages")
+      expect(upstream.received[0]?.body.tools).toBeUndefined()
     }))
 
   it.live("a 401 becomes a provider-error naming the status, without the key or the body", () =>
     Effect.gen(function*() {
-      reply = (res) =>
+      upstream.reply = (res) =>
         res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({
           type: "error",
           error: { type: "authentication_error", message: `invalid x-api-key ${key}` }
@@ -239,7 +195,7 @@ describe("Anthropic", () => {
 
   it.live("a 500 becomes a provider-error without the body", () =>
     Effect.gen(function*() {
-      reply = (res) => res.writeHead(500, { "content-type": "text/plain" }).end(`upstream exploded near ${key}`)
+      upstream.reply = (res) => res.writeHead(500, { "content-type": "text/plain" }).end(`upstream exploded near ${key}`)
       const error = yield* failure(run(request))
       expect(error.code).toBe("provider-error")
       expect(error.message).toContain("500")
@@ -249,7 +205,7 @@ describe("Anthropic", () => {
 
   it.live("an error event in the stream fails after the deltas before it, with the error type only", () =>
     Effect.gen(function*() {
-      reply = sse([
+      upstream.reply = sse([
         messageStart,
         { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } },
         delta(0, { type: "text_delta", text: "Par" }),
@@ -258,7 +214,7 @@ describe("Anthropic", () => {
       const seen: Array<ModelEvent> = []
       const error = yield* ModelProvider.pipe(
         Effect.flatMap((p) => Stream.runForEach(p.stream(request), (event) => Effect.sync(() => seen.push(event)))),
-        Effect.provide(Anthropic.layer({ model: "claude-test", apiKey: Redacted.make(key), baseUrl })),
+        Effect.provide(Anthropic.layer({ model: "claude-test", apiKey: Redacted.make(key), baseUrl: upstream.baseUrl })),
         failure
       )
       expect(seen).toEqual([{ _tag: "TextDelta", text: "Par" }])
@@ -270,7 +226,7 @@ describe("Anthropic", () => {
 
   it.live("a call to a tool that was not offered is a provider-error (the library cannot decode it)", () =>
     Effect.gen(function*() {
-      reply = sse([
+      upstream.reply = sse([
         messageStart,
         { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_9", name: "made_up", input: {} } },
         delta(0, { type: "input_json_delta", partial_json: "{}" }),

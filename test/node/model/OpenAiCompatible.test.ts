@@ -3,9 +3,9 @@
  * (`POST /v1/responses`, server-sent events), which is what @effect/ai-openai 0.41 calls.
  */
 import { OpenAiClient } from "@effect/ai-openai"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Option, Redacted, Schema, Stream } from "effect"
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http"
+import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as OpenAiCompatible from "../../../layers/node/model/OpenAiCompatible.js"
 import {
@@ -14,52 +14,9 @@ import {
   ModelProvider,
   type ModelRequest
 } from "../../../services/node/ModelProvider.js"
+import { useRecordingServer } from "../../support/RecordingServer.js"
 
-// =============================================================================
-// A local server that records requests and answers with a scripted reply
-// =============================================================================
-
-interface Received {
-  readonly method: string
-  readonly url: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: any
-}
-
-let server: Server
-let baseUrl: string
-const received: Array<Received> = []
-let reply: (res: ServerResponse) => void = (res) => res.writeHead(500).end()
-
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = ""
-    req.setEncoding("utf8")
-    req.on("data", (chunk: string) => {
-      raw += chunk
-    })
-    req.on("end", () => {
-      received.push({
-        method: req.method ?? "",
-        url: req.url ?? "",
-        headers: req.headers,
-        body: raw.length === 0 ? undefined : JSON.parse(raw)
-      })
-      reply(res)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
-})
-
-afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-})
-
-beforeEach(() => {
-  received.length = 0
-})
+const upstream = useRecordingServer("/v1")
 
 const decodeEvent = Schema.decodeUnknownEither(OpenAiClient.ResponseStreamEvent)
 
@@ -171,7 +128,7 @@ const run = (req: ModelRequest, options: { readonly apiKey?: Redacted.Redacted; 
     return Chunk.toArray(yield* Stream.runCollect(provider.stream(req)))
   }).pipe(
     Effect.provide(OpenAiCompatible.layer({
-      baseUrl: options.baseUrl ?? baseUrl,
+      baseUrl: options.baseUrl ?? upstream.baseUrl,
       model: "test-model",
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey })
     }))
@@ -187,7 +144,7 @@ const failure = <A>(effect: Effect.Effect<A, ModelFailure>) =>
 describe("OpenAiCompatible", () => {
   it.live("streams reasoning and text deltas in order and reports the tool call once, unexecuted", () =>
     Effect.gen(function*() {
-      reply = sse(fullTurn)
+      upstream.reply = sse(fullTurn)
       const events = yield* run(request, { apiKey: Redacted.make(key) })
       expect(events).toEqual<Array<ModelEvent>>([
         { _tag: "ReasoningDelta", text: "Thinking " },
@@ -198,14 +155,14 @@ describe("OpenAiCompatible", () => {
         { _tag: "ToolCall", id: "call_1", name: "get_weather", input: { city: "Paris" } }
       ])
       // One request: the provider returned after the tool call instead of running it and asking again.
-      expect(received).toHaveLength(1)
+      expect(upstream.received).toHaveLength(1)
     }))
 
   it.live("sends our messages, the tool definitions and the key as a Bearer token", () =>
     Effect.gen(function*() {
-      reply = sse(fullTurn)
+      upstream.reply = sse(fullTurn)
       yield* run(request, { apiKey: Redacted.make(key) })
-      const [sent] = received
+      const [sent] = upstream.received
       expect(sent?.method).toBe("POST")
       expect(sent?.url).toBe("/v1/responses")
       expect(sent?.headers.authorization).toBe(`Bearer ${key}`)
@@ -241,7 +198,7 @@ describe("OpenAiCompatible", () => {
         { type: "response.output_text.delta", output_index: 0, content_index: 0, item_id: "msg_1", delta: "first" }
       ]
       events.forEach((event, index) => expect(Either.isRight(decodeEvent({ ...event, sequence_number: index }))).toBe(true))
-      reply = (res) => {
+      upstream.reply = (res) => {
         res.writeHead(200, { "content-type": "text/event-stream" })
         events.forEach((event, index) =>
           res.write(`data: ${JSON.stringify({ ...event, sequence_number: index })}\n\n`)
@@ -251,7 +208,7 @@ describe("OpenAiCompatible", () => {
       }
       const first = yield* ModelProvider.pipe(
         Effect.flatMap((provider) => Stream.runHead(provider.stream({ messages: [{ role: "user", text: "Hi" }], tools: [] }))),
-        Effect.provide(OpenAiCompatible.layer({ baseUrl, model: "test-model" }))
+        Effect.provide(OpenAiCompatible.layer({ baseUrl: upstream.baseUrl, model: "test-model" }))
       )
       expect(first).toEqual(Option.some({ _tag: "TextDelta", text: "first" }))
       yield* Effect.promise(() => closed).pipe(Effect.timeout("5 seconds"))
@@ -259,7 +216,7 @@ describe("OpenAiCompatible", () => {
 
   it.live("works without a key (Ollama, llama.cpp) and without tools", () =>
     Effect.gen(function*() {
-      reply = sse([
+      upstream.reply = sse([
         { type: "response.created", response: response("in_progress", []) },
         { type: "response.output_item.added", output_index: 0, item: messageItem("", "in_progress") },
         { type: "response.output_text.delta", output_index: 0, content_index: 0, item_id: "msg_1", delta: "Hi" },
@@ -268,18 +225,18 @@ describe("OpenAiCompatible", () => {
       ])
       const events = yield* run({ messages: [{ role: "user", text: "Hello" }], tools: [] })
       expect(events).toEqual([{ _tag: "TextDelta", text: "Hi" }])
-      expect(received[0]?.headers.authorization).toBeUndefined()
-      expect(received[0]?.body.tools).toBeUndefined()
+      expect(upstream.received[0]?.headers.authorization).toBeUndefined()
+      expect(upstream.received[0]?.body.tools).toBeUndefined()
     }))
 
   it.live("passes a tool without properties as an empty object schema", () =>
     Effect.gen(function*() {
-      reply = sse([{ type: "response.completed", response: response("completed", []) }])
+      upstream.reply = sse([{ type: "response.completed", response: response("completed", []) }])
       yield* run({
         messages: [{ role: "user", text: "What time is it?" }],
         tools: [{ name: "now", description: "Current time", inputSchema: {} }]
       })
-      expect(received[0]?.body.tools).toEqual([{
+      expect(upstream.received[0]?.body.tools).toEqual([{
         type: "function",
         name: "now",
         description: "Current time",
@@ -290,7 +247,7 @@ describe("OpenAiCompatible", () => {
 
   it.live("OpenAI's reasoning summaries also arrive as ReasoningDelta", () =>
     Effect.gen(function*() {
-      reply = sse([
+      upstream.reply = sse([
         { type: "response.output_item.added", output_index: 0, item: reasoningItem },
         {
           type: "response.reasoning_summary_text.delta",
@@ -308,18 +265,18 @@ describe("OpenAiCompatible", () => {
 
   it.live("a 401 becomes a provider-error naming the status, without the key or the body", () =>
     Effect.gen(function*() {
-      reply = json(401, { error: { message: `Incorrect API key provided: ${key}`, type: "invalid_request_error" } })
+      upstream.reply = json(401, { error: { message: `Incorrect API key provided: ${key}`, type: "invalid_request_error" } })
       const error = yield* failure(run(request, { apiKey: Redacted.make(key) }))
       expect(error.code).toBe("provider-error")
       expect(error.message).toContain("401")
       expect(error.message).not.toContain(key)
       expect(error.message).not.toContain("Incorrect API key")
-      expect(received[0]?.headers.authorization).toBe(`Bearer ${key}`)
+      expect(upstream.received[0]?.headers.authorization).toBe(`Bearer ${key}`)
     }))
 
   it.live("a 500 becomes a provider-error without the body", () =>
     Effect.gen(function*() {
-      reply = (res) => res.writeHead(500, { "content-type": "text/plain" }).end(`stack trace with ${key} inside`)
+      upstream.reply = (res) => res.writeHead(500, { "content-type": "text/plain" }).end(`stack trace with ${key} inside`)
       const error = yield* failure(run(request, { apiKey: Redacted.make(key) }))
       expect(error.code).toBe("provider-error")
       expect(error.message).toContain("500")
@@ -329,12 +286,12 @@ describe("OpenAiCompatible", () => {
 
   it.live("an error event in the stream fails after the deltas before it, with the code only", () =>
     Effect.gen(function*() {
-      reply = sse([
+      upstream.reply = sse([
         { type: "response.output_item.added", output_index: 0, item: messageItem("", "in_progress") },
         { type: "response.output_text.delta", output_index: 0, content_index: 0, item_id: "msg_1", delta: "Par" },
         { type: "error", code: "server_error", message: `Internal failure for key ${key}`, param: null }
       ])
-      const provider = OpenAiCompatible.layer({ baseUrl, model: "test-model", apiKey: Redacted.make(key) })
+      const provider = OpenAiCompatible.layer({ baseUrl: upstream.baseUrl, model: "test-model", apiKey: Redacted.make(key) })
       const seen: Array<ModelEvent> = []
       const error = yield* ModelProvider.pipe(
         Effect.flatMap((p) => Stream.runForEach(p.stream(request), (event) => Effect.sync(() => seen.push(event)))),
@@ -350,7 +307,7 @@ describe("OpenAiCompatible", () => {
 
   it.live("response.failed is a failure, not a normal end", () =>
     Effect.gen(function*() {
-      reply = sse([{
+      upstream.reply = sse([{
         type: "response.failed",
         response: { ...response("completed", []), status: "failed", error: { code: "server_error", message: "x" } }
       }])
