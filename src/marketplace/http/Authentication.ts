@@ -29,7 +29,10 @@ const originOf = (url: string): string | undefined => {
  * browser sent it, and the `Origin` (else the `Referer`'s origin) equal to the
  * site origin. A request that shows neither cannot prove where it came from.
  */
-export const fromSite = (headers: Headers.Headers, settings: SettingsShape): boolean => {
+export const fromSite = (
+  headers: Headers.Headers,
+  settings: Pick<SettingsShape, "publicOrigin" | "siteOrigin">
+): boolean => {
   const fetchSite = headers["sec-fetch-site"]
   const sameSiteAllowed = settings.siteOrigin !== settings.publicOrigin
   if (fetchSite !== undefined && fetchSite !== "same-origin" && !(sameSiteAllowed && fetchSite === "same-site")) {

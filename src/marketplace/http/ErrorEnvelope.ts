@@ -5,13 +5,12 @@
  */
 import {
   HttpApiBuilder,
-  HttpApiError,
   HttpApp,
   HttpIncomingMessage,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import {
   BadRequest,
@@ -23,6 +22,7 @@ import {
   ValidationFailed
 } from "../../../schema/marketplace/Errors.js"
 import { Unhealthy } from "../../../schema/marketplace/System.js"
+import { type Classification, classify, namedPaths } from "../../http/Failures.js"
 
 /** Request bodies above this are refused before they are read whole. */
 export const maxBodyBytes = 1024 * 1024
@@ -36,41 +36,21 @@ const withRequestId = (error: MarketplaceError, requestId: string): MarketplaceE
   })
 }
 
-const pathOf = (path: ReadonlyArray<PropertyKey>) => path.map(String).join(".")
-
-const fromDecodeError = (error: HttpApiError.HttpApiDecodeError) => {
-  // An optional field that fails also reports "Expected undefined" for its absent branch: noise to a client.
-  const issues = error.issues
-    .map((issue) => ({ path: pathOf(issue.path), message: issue.message }))
-    .filter((issue, _, all) =>
-      !(issue.message.startsWith("Expected undefined") && all.some((other) => other !== issue && other.path === issue.path))
-    )
-  const named = [...new Set(issues.map((issue) => issue.path).filter((path) => path.length > 0))]
-  return new ValidationFailed({
-    message: named.length > 0 ? `Invalid request: ${named.join(", ")}` : "Invalid request",
-    details: { issues }
-  })
+const classification: Classification<MarketplaceError> = {
+  declared: (reason) => (isMarketplaceError(reason) ? reason : undefined),
+  // The health route answers its own 503 body.
+  passThrough: (reason) => reason instanceof Unhealthy,
+  invalid: (issues) => {
+    const named = namedPaths(issues)
+    return new ValidationFailed({
+      message: named.length > 0 ? `Invalid request: ${named.join(", ")}` : "Invalid request",
+      details: { issues }
+    })
+  },
+  noRoute: () => new NotFound({ message: "No such route" }),
+  unreadableBody: () => new BadRequest({ message: "The request body could not be read as JSON within the size limit" }),
+  internal: () => new InternalError({ message: "Internal error" })
 }
-
-const isTagged = <Tag extends string>(tag: Tag) => (u: unknown): u is { readonly _tag: Tag } =>
-  typeof u === "object" && u !== null && "_tag" in u && u._tag === tag
-
-/** The declared error a cause becomes; `undefined` when it must pass through unchanged. */
-const classify = (cause: Cause.Cause<unknown>) =>
-  Effect.gen(function*() {
-    if (Cause.isInterruptedOnly(cause)) return undefined
-    const failure = Cause.failureOption(cause)
-    const reason = Option.isSome(failure) ? failure.value : Cause.squash(cause)
-    if (isMarketplaceError(reason)) return reason
-    if (reason instanceof Unhealthy) return undefined
-    if (reason instanceof HttpApiError.HttpApiDecodeError) return fromDecodeError(reason)
-    if (isTagged("RouteNotFound")(reason)) return new NotFound({ message: "No such route" })
-    if (isTagged("RequestError")(reason)) {
-      return new BadRequest({ message: "The request body could not be read as JSON within the size limit" })
-    }
-    yield* Effect.logError("Unexpected failure", cause)
-    return new InternalError({ message: "Internal error" })
-  })
 
 /**
  * The typed overload only admits API-level errors, but this middleware fails
@@ -93,7 +73,7 @@ export const ErrorEnvelopeLive = HttpApiBuilder.middleware((app) =>
     return yield* guarded.pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
       Effect.catchAllCause((cause) =>
-        Effect.flatMap(classify(cause), (error) =>
+        Effect.flatMap(classify(cause, classification), (error) =>
           error === undefined ? Effect.failCause(cause) : Effect.fail(withRequestId(error, requestId)))
       ),
       Effect.annotateLogs("requestId", requestId)

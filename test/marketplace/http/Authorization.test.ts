@@ -5,7 +5,7 @@
  * successful DELETE /me removes nobody else.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { HttpApi } from "@effect/platform"
+import { HttpApi, type HttpApiMiddleware } from "@effect/platform"
 import { Effect, Redacted } from "effect"
 import type { Scope } from "../../../schema/marketplace/Account.js"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
@@ -28,7 +28,7 @@ const protectedRoutes: Array<ProtectedRoute> = []
 HttpApi.reflect(MarketplaceApi, {
   onGroup: () => {},
   onEndpoint: ({ endpoint, errors, group, middleware }) => {
-    if (middleware.has(Authentication)) {
+    if (middleware.has(Authentication as unknown as HttpApiMiddleware.TagClassAny)) {
       protectedRoutes.push({
         id: `${group.identifier}.${endpoint.name}`,
         method: endpoint.method,

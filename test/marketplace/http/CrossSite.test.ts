@@ -1,8 +1,9 @@
 /** Which cookie-authenticated changes count as coming from the site's own pages. */
+import { Headers } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { fromSite } from "../../../src/marketplace/http/Authentication.js"
 
-const sameOrigin = { environment: "production", publicOrigin: "https://market.test", siteOrigin: "https://market.test" } as const
+const sameOrigin = { publicOrigin: "https://market.test", siteOrigin: "https://market.test" } as const
 const separateSite = { ...sameOrigin, publicOrigin: "https://api.market.test" } as const
 
 describe("fromSite", () => {
@@ -10,7 +11,7 @@ describe("fromSite", () => {
     ["Origin of the site", { origin: "https://market.test" }],
     ["Origin and Sec-Fetch-Site same-origin", { origin: "https://market.test", "sec-fetch-site": "same-origin" }],
     ["a Referer on the site without Origin", { referer: "https://market.test/account/delete?x=1" }]
-  ])("accepts %s", (_, headers) => expect(fromSite(headers, sameOrigin)).toBe(true))
+  ])("accepts %s", (_, headers) => expect(fromSite(Headers.fromInput(headers), sameOrigin)).toBe(true))
 
   it.each([
     ["no Origin or Referer", {}],
@@ -31,10 +32,10 @@ describe("fromSite", () => {
       origin: "https://evil.test",
       referer: "https://market.test/"
     }]
-  ])("refuses %s", (_, headers) => expect(fromSite(headers, sameOrigin)).toBe(false))
+  ])("refuses %s", (_, headers) => expect(fromSite(Headers.fromInput(headers), sameOrigin)).toBe(false))
 
   it("accepts Sec-Fetch-Site same-site from the site when the API has its own origin", () => {
-    expect(fromSite({ origin: "https://market.test", "sec-fetch-site": "same-site" }, separateSite)).toBe(true)
-    expect(fromSite({ origin: "https://api.market.test", "sec-fetch-site": "same-origin" }, separateSite)).toBe(false)
+    expect(fromSite(Headers.fromInput({ origin: "https://market.test", "sec-fetch-site": "same-site" }), separateSite)).toBe(true)
+    expect(fromSite(Headers.fromInput({ origin: "https://api.market.test", "sec-fetch-site": "same-origin" }), separateSite)).toBe(false)
   })
 })

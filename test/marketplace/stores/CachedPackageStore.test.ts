@@ -78,7 +78,7 @@ describe.each(dialects)("cached package reads on %s", (dialect) => {
   it("sees a curation change at the next read", async () => {
     await find()
     await run(Effect.flatMap(CurationStore, (curation) =>
-      curation.setStatus({ name: "weather-radar", status: "hidden", actorId: "usr_test" })))
+      Effect.orDie(curation.setStatus({ name: "weather-radar", status: "hidden", actorId: "usr_test" }))))
     expect(namesOf(await find())).toEqual(["weather-map"])
     const detail = await run(Effect.flatMap(PackageStore, (store) => store.detail("weather-radar", publicStatuses)))
     expect(Option.isNone(detail)).toBe(true)
