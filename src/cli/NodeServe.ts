@@ -5,7 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { generateAppSecret } from "../../layers/node/fs/Identity.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
-import { layerFromSpec, ModelConfig } from "../../layers/node/model/Select.js"
+import { layerFromSpec, ModelConfig, modelApis } from "../../layers/node/model/Select.js"
 import * as Server from "../node/Server.js"
 
 export const DataDirConfig = Config.string("CC_DATA_DIR").pipe(
@@ -31,6 +31,12 @@ export const serve = Command.make("serve", {
   modelBaseUrl: Options.text("model-base-url").pipe(
     Options.withDescription("base URL of the OpenAI-compatible server (default: CC_MODEL_BASE_URL)"),
     Options.optional
+  ),
+  modelApi: Options.choice("model-api", modelApis).pipe(
+    Options.withDescription(
+      "wire API of openai:MODEL: chat (Chat Completions) or responses (default: CC_MODEL_API, else chat)"
+    ),
+    Options.optional
   )
 }, (options) =>
   Effect.gen(function*() {
@@ -48,6 +54,7 @@ export const serve = Command.make("serve", {
     }
     const model = layerFromSpec(Option.getOrUndefined(options.model), {
       baseUrl: Option.getOrElse(options.modelBaseUrl, () => modelConfig.baseUrl),
+      modelApi: Option.getOrElse(options.modelApi, () => modelConfig.modelApi),
       openAiKey: modelConfig.openAiKey,
       anthropicKey: modelConfig.anthropicKey,
       scripted: Scripted.layer

@@ -1,8 +1,8 @@
 /**
- * ModelProvider for OpenAI and OpenAI-compatible servers (Ollama, llama.cpp, vLLM, LM Studio, ...) on
- * `@effect/ai-openai`. That library speaks the Responses API (`POST {baseUrl}/responses`, streamed as
- * server-sent events), so the server must offer it; the key is optional and sent as
- * `Authorization: Bearer` when given.
+ * ModelProvider for OpenAI and OpenAI-compatible servers that offer the Responses API (Ollama, vLLM,
+ * LM Studio), on `@effect/ai-openai`, which speaks that API (`POST {baseUrl}/responses`, streamed as
+ * server-sent events). The key is optional and sent as `Authorization: Bearer` when given. Chosen with
+ * `--model-api responses`; the default, Chat Completions, is OpenAiChat.
  */
 import { AiError, LanguageModel } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
@@ -10,6 +10,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, type Redacted, Stream } from "effect"
 import { ModelProvider } from "../../../services/node/ModelProvider.js"
 import { failures, streamRequest } from "./EffectAi.js"
+import { serverName } from "./OpenAiChat.js"
 
 export interface Options {
   /** Base URL including the API version, e.g. `http://127.0.0.1:11434/v1` or `https://api.openai.com/v1`. */
@@ -60,16 +61,6 @@ const adaptClient = Layer.effect(
         )
     }))
 )
-
-/** How messages name the server: with its base URL, less credentials, query and fragment. */
-const serverName = (baseUrl: string): string => {
-  try {
-    const url = new URL(baseUrl)
-    return `the model server at ${url.origin}${url.pathname.replace(/\/+$/, "")}`
-  } catch {
-    return "the model server"
-  }
-}
 
 export const layer = (options: Options): Layer.Layer<ModelProvider> => {
   const fail = failures(serverName(options.baseUrl), options.apiKey === undefined ? [] : [options.apiKey])

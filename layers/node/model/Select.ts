@@ -1,9 +1,9 @@
 /**
  * Which ModelProvider the node runs: `--model openai:MODEL`, `--model anthropic:MODEL`,
- * `--model scripted:FILE`, or none (NoModel). Base URL and keys come from the environment (ModelConfig) or
- * from flags the CLI reads.
+ * `--model scripted:FILE`, or none (NoModel). Base URL, wire API and keys come from the environment
+ * (ModelConfig) or from flags the CLI reads.
  */
-import { Config, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import { Config, ConfigError, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import type { ModelProvider } from "../../../services/node/ModelProvider.js"
 import * as NoModel from "./NoModel.js"
 
@@ -50,6 +50,24 @@ export class ModelSpecError extends Schema.TaggedError<ModelSpecError>()("ModelS
 
 export const defaultBaseUrl = "http://127.0.0.1:11434/v1"
 
+/**
+ * The wire API of `openai:MODEL`: `chat` is Chat Completions (`POST /chat/completions`), which OpenAI,
+ * Ollama, llama.cpp, vLLM and LM Studio all speak; `responses` is OpenAI's Responses API (`POST /responses`).
+ */
+export const modelApis = ["chat", "responses"] as const
+export type ModelApi = typeof modelApis[number]
+export const defaultModelApi: ModelApi = "chat"
+
+const isModelApi = (value: string): value is ModelApi => (modelApis as ReadonlyArray<string>).includes(value)
+
+/** Reads a wire API name, ignoring case and surrounding spaces. */
+export const parseModelApi = (value: string): Either.Either<ModelApi, string> => {
+  const normalized = value.trim().toLowerCase()
+  return isModelApi(normalized)
+    ? Either.right(normalized)
+    : Either.left(`Invalid model API "${value.trim()}": expected ${modelApis.join(" or ")}.`)
+}
+
 const optionalRedacted = (name: string): Config.Config<Redacted.Redacted | undefined> =>
   Config.option(Config.redacted(name)).pipe(
     Config.map(Option.filter((key) => Redacted.value(key).length > 0)),
@@ -59,10 +77,17 @@ const optionalRedacted = (name: string): Config.Config<Redacted.Redacted | undef
 /** The model settings taken from the environment. An empty key counts as no key. */
 export const ModelConfig: Config.Config<{
   readonly baseUrl: string
+  readonly modelApi: ModelApi
   readonly openAiKey: Redacted.Redacted | undefined
   readonly anthropicKey: Redacted.Redacted | undefined
 }> = Config.all({
   baseUrl: Config.string("CC_MODEL_BASE_URL").pipe(Config.withDefault(defaultBaseUrl)),
+  modelApi: Config.string("CC_MODEL_API").pipe(
+    Config.mapOrFail((value) =>
+      Either.mapLeft(parseModelApi(value), (message) => ConfigError.InvalidData([], message))
+    ),
+    Config.withDefault(defaultModelApi)
+  ),
   openAiKey: optionalRedacted("CC_MODEL_API_KEY"),
   anthropicKey: optionalRedacted("CC_ANTHROPIC_API_KEY")
 })
@@ -70,6 +95,8 @@ export const ModelConfig: Config.Config<{
 export interface SelectOptions {
   /** Base URL of the OpenAI-compatible server; default `http://127.0.0.1:11434/v1` (Ollama). */
   readonly baseUrl?: string | undefined
+  /** Wire API of `openai:MODEL`; default `chat`. */
+  readonly modelApi?: ModelApi | undefined
   readonly openAiKey?: Redacted.Redacted | undefined
   readonly anthropicKey?: Redacted.Redacted | undefined
   readonly scripted: (file: string) => Layer.Layer<ModelProvider>
@@ -86,18 +113,22 @@ export const layerFromSpec = (
     onRight: (parsed): Layer.Layer<ModelProvider, ModelSpecError> => {
       switch (parsed._tag) {
         // The providers are loaded only when chosen: their modules weigh about 70 MiB of heap.
-        case "OpenAi":
+        case "OpenAi": {
+          const openAi = {
+            baseUrl: options.baseUrl ?? defaultBaseUrl,
+            model: parsed.model,
+            apiKey: options.openAiKey
+          }
           return Layer.unwrapEffect(
-            Effect.promise(() => import("./OpenAiCompatible.js")).pipe(
-              Effect.map((OpenAiCompatible) =>
-                OpenAiCompatible.layer({
-                  baseUrl: options.baseUrl ?? defaultBaseUrl,
-                  model: parsed.model,
-                  apiKey: options.openAiKey
-                })
+            (options.modelApi ?? defaultModelApi) === "responses"
+              ? Effect.promise(() => import("./OpenAiCompatible.js")).pipe(
+                Effect.map((OpenAiCompatible) => OpenAiCompatible.layer(openAi))
               )
-            )
+              : Effect.promise(() => import("./OpenAiChat.js")).pipe(
+                Effect.map((OpenAiChat) => OpenAiChat.layer(openAi))
+              )
           )
+        }
         case "Anthropic":
           return options.anthropicKey === undefined
             ? Layer.fail(

@@ -1,8 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Layer, Redacted, Stream } from "effect"
 import * as NoModel from "../../../layers/node/model/NoModel.js"
-import { layerFromSpec, ModelConfig, parseModelSpec } from "../../../layers/node/model/Select.js"
+import {
+  layerFromSpec,
+  type ModelApi,
+  ModelConfig,
+  parseModelApi,
+  parseModelSpec
+} from "../../../layers/node/model/Select.js"
 import { ModelFailure, ModelProvider } from "../../../services/node/ModelProvider.js"
+import { useRecordingServer } from "../../support/RecordingServer.js"
+
+const upstream = useRecordingServer("/v1")
 
 describe("parseModelSpec", () => {
   it("reads the three providers", () => {
@@ -39,6 +48,17 @@ const scriptedInfo = (file: string) =>
 const infoOf = (layer: Layer.Layer<ModelProvider, unknown>) =>
   Effect.map(ModelProvider, (provider) => provider.info).pipe(Effect.provide(layer))
 
+describe("parseModelApi", () => {
+  it("reads chat and responses, ignoring case and spaces, and refuses anything else", () => {
+    expect(parseModelApi("chat")).toEqual(Either.right("chat"))
+    expect(parseModelApi(" Responses ")).toEqual(Either.right("responses"))
+    expect(parseModelApi("completions")).toEqual(
+      Either.left("Invalid model API \"completions\": expected chat or responses.")
+    )
+    expect(Either.isLeft(parseModelApi(""))).toBe(true)
+  })
+})
+
 describe("layerFromSpec", () => {
   it.effect("no spec is NoModel, which fails every stream with no-model", () =>
     Effect.gen(function*() {
@@ -65,6 +85,32 @@ describe("layerFromSpec", () => {
       })
     }))
 
+  it.live("openai: speaks Chat Completions by default and the Responses API with modelApi responses", () =>
+    Effect.gen(function*() {
+      // Every request is refused: only the path each wire API calls matters here.
+      upstream.reply = (res) => res.writeHead(503).end()
+      const pathOf = (modelApi: ModelApi | undefined) =>
+        Effect.gen(function*() {
+          const provider = yield* ModelProvider
+          expect(provider.info).toEqual({ provider: "openai", name: "llama3.2" })
+          const error = yield* Effect.flip(
+            Stream.runDrain(provider.stream({ messages: [{ role: "user", text: "Hi" }], tools: [] }))
+          )
+          expect(error.message, String(modelApi)).toContain("503")
+          return upstream.received.at(-1)?.url
+        }).pipe(
+          // The layer must outlive the stream: its HTTP client closes with it.
+          Effect.provide(layerFromSpec("openai:llama3.2", {
+            scripted: scriptedInfo,
+            baseUrl: upstream.baseUrl,
+            ...(modelApi === undefined ? {} : { modelApi })
+          }))
+        )
+      expect(yield* pathOf(undefined)).toBe("/v1/chat/completions")
+      expect(yield* pathOf("chat")).toBe("/v1/chat/completions")
+      expect(yield* pathOf("responses")).toBe("/v1/responses")
+    }))
+
   it.effect("an invalid spec or anthropic without a key fails to build with a message", () =>
     Effect.gen(function*() {
       const invalid = yield* Effect.flip(infoOf(layerFromSpec("nope", { scripted: scriptedInfo })))
@@ -78,10 +124,11 @@ describe("ModelConfig", () => {
   const load = (env: Record<string, string>) =>
     Effect.withConfigProvider(ModelConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
 
-  it.effect("defaults to Ollama's URL and no keys", () =>
+  it.effect("defaults to Ollama's URL, Chat Completions and no keys", () =>
     Effect.gen(function*() {
       expect(yield* load({})).toEqual({
         baseUrl: "http://127.0.0.1:11434/v1",
+        modelApi: "chat",
         openAiKey: undefined,
         anthropicKey: undefined
       })
@@ -99,5 +146,14 @@ describe("ModelConfig", () => {
       expect(config.openAiKey === undefined ? undefined : Redacted.value(config.openAiKey)).toBe("sk-1")
       expect(String(config.openAiKey)).not.toContain("sk-1")
       expect(config.anthropicKey).toBeUndefined()
+    }))
+
+  it.effect("reads the wire API from CC_MODEL_API and refuses an unknown one, naming the variable", () =>
+    Effect.gen(function*() {
+      expect((yield* load({ CC_MODEL_API: "responses" })).modelApi).toBe("responses")
+      expect((yield* load({ CC_MODEL_API: " CHAT " })).modelApi).toBe("chat")
+      const error = yield* Effect.flip(load({ CC_MODEL_API: "completions" }))
+      expect(String(error)).toContain("CC_MODEL_API")
+      expect(String(error)).toContain("expected chat or responses")
     }))
 })
