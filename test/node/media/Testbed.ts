@@ -1,0 +1,413 @@
+/**
+ * Shared pieces of the media tests: real local servers (HTTPS with a
+ * self-signed certificate, plain HTTP, and a raw TCP "private target" that
+ * only counts connections), a scripted resolver, the node's database with an
+ * artifact store on a temporary data dir, and a fetcher built per test with
+ * its own origins.
+ */
+import { expect } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Ref } from "effect"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as https from "node:https"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as zlib from "node:zlib"
+import { type Options as FetcherOptions, make as makeFetcher } from "../../../layers/node/media/MediaFetcher.js"
+import { MediaResolver, ResolveFailed, type ResolvedAddress } from "../../../layers/node/media/Resolver.js"
+import * as NodeDatabase from "../../../layers/node/sql/NodeDatabase.js"
+import * as SqlArtifactStore from "../../../layers/node/sql/SqlArtifactStore.js"
+import * as SqlConversationStore from "../../../layers/node/sql/SqlConversationStore.js"
+import { ArtifactStore, type ConversationNotFound } from "../../../services/node/ArtifactStore.js"
+import { ConversationStore } from "../../../services/node/ConversationStore.js"
+import type { MediaFetcher, MediaRefused, MediaRule } from "../../../services/node/MediaFetcher.js"
+import { type Certificate, selfSignedCertificate } from "../../support/Tls.js"
+import * as Audio from "./AudioFiles.js"
+
+// ---------------------------------------------------------------------------
+// Servers
+
+export interface SeenRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: http.IncomingHttpHeaders
+  readonly remoteAddress: string | undefined
+}
+
+export interface RunningServer {
+  readonly port: number
+  /** Every request, in arrival order. */
+  readonly requests: Array<SeenRequest>
+  /** TCP connections accepted so far. */
+  readonly connections: () => number
+}
+
+type Handler = (request: http.IncomingMessage, response: http.ServerResponse) => void
+
+const listen = (server: net.Server, port: number, host: string) =>
+  Effect.async<number, Error>((resume) => {
+    const onError = (error: Error) => resume(Effect.fail(error))
+    server.once("error", onError)
+    server.listen(port, host, () => {
+      server.off("error", onError)
+      const address = server.address()
+      resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+const close = (server: net.Server) =>
+  Effect.async<void>((resume) => {
+    // Stalled test routes keep their sockets open: end them with the server.
+    if (server instanceof http.Server) server.closeAllConnections()
+    server.close(() => resume(Effect.void))
+  })
+
+const serve = (server: http.Server | https.Server, handler: Handler, host: string) =>
+  Effect.gen(function*() {
+    const requests: Array<SeenRequest> = []
+    let connections = 0
+    // `connection` fires for TLS servers too (before the handshake): every dial counts.
+    server.on("connection", () => connections++)
+    server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+      requests.push({
+        method: request.method ?? "",
+        path: request.url ?? "",
+        headers: request.headers,
+        remoteAddress: request.socket.remoteAddress
+      })
+      handler(request, response)
+    })
+    const port = yield* Effect.acquireRelease(Effect.orDie(listen(server, 0, host)), () => close(server))
+    return { port, requests, connections: () => connections } satisfies RunningServer
+  })
+
+export const httpsServer = (certificate: Certificate, handler: Handler, host = "127.0.0.1") =>
+  serve(https.createServer({ key: certificate.key, cert: certificate.cert }), handler, host)
+
+export const httpServer = (handler: Handler, host = "127.0.0.1") => serve(http.createServer(), handler, host)
+
+/**
+ * A raw TCP listener on 127.0.0.1 and ::1 at the same port, standing in for
+ * an internal service: any connection at all, TLS or not, is counted and dropped.
+ */
+export const privateTarget = Effect.gen(function*() {
+  let connections = 0
+  const make = () => net.createServer((socket) => {
+    connections++
+    socket.destroy()
+  })
+  const v4 = make()
+  const port = yield* Effect.acquireRelease(Effect.orDie(listen(v4, 0, "127.0.0.1")), () => close(v4))
+  const v6 = make()
+  yield* Effect.acquireRelease(
+    listen(v6, port, "::1").pipe(Effect.option),
+    () => close(v6)
+  )
+  return { port, connections: () => connections }
+})
+
+// ---------------------------------------------------------------------------
+// Resolver
+
+/** Per name: a fixed answer, or answers by call number (1, 2, …) to change it between lookups. */
+export type Answers = Record<string, ReadonlyArray<string> | ((call: number) => ReadonlyArray<string>)>
+
+export const familyOf = (address: string): 4 | 6 => (address.includes(":") ? 6 : 4)
+
+/** A resolver scripted by the test, with the names it was asked in order. */
+export const scriptedResolver = (answers: Answers) =>
+  Effect.gen(function*() {
+    const asked = yield* Ref.make<ReadonlyArray<string>>([])
+    const counts = new Map<string, number>()
+    const service = MediaResolver.of({
+      resolve: (hostname) =>
+        Effect.gen(function*() {
+          yield* Ref.update(asked, (names) => [...names, hostname])
+          const call = (counts.get(hostname) ?? 0) + 1
+          counts.set(hostname, call)
+          const answer = answers[hostname]
+          if (answer === undefined) return yield* Effect.fail(new ResolveFailed({ code: "ENOTFOUND" }))
+          const addresses = typeof answer === "function" ? answer(call) : answer
+          return addresses.map((address): ResolvedAddress => ({ address, family: familyOf(address) }))
+        })
+    })
+    return { service, asked: Ref.get(asked) }
+  })
+
+/** Tests only: every public answer is dialled at 127.0.0.1, where a test server stands in for it. */
+export const dialLocally = (): ResolvedAddress => ({ address: "127.0.0.1", family: 4 })
+
+/** Public addresses (ipaddr.js `unicast`) a scripted name may answer. */
+export const publicV4 = "93.184.215.14"
+export const publicV6 = "2606:4700:4700::1111"
+
+// ---------------------------------------------------------------------------
+// Database and store
+
+export interface Store {
+  readonly dataDir: string
+  readonly conversationId: string
+  readonly newConversation: Effect.Effect<string>
+  /** Artifact rows of a conversation. */
+  readonly rows: (conversationId: string) => Effect.Effect<ReadonlyArray<Record<string, unknown>>>
+  /** Every name under `<dataDir>/artifacts/`. */
+  readonly files: Effect.Effect<ReadonlyArray<string>>
+}
+
+export class MediaStore extends Context.Tag("test/media/MediaStore")<MediaStore, Store>() {}
+
+/** The node database on a fresh data dir, with the artifact store and one conversation. */
+export const storeLayer = (options: { readonly quotaBytes?: number } = {}) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-media-"))
+  const database = NodeDatabase.layer(dataDir)
+  const stores = Layer.mergeAll(
+    SqlArtifactStore.layer({ dataDir, quotaBytes: options.quotaBytes }),
+    SqlConversationStore.layer
+  ).pipe(Layer.provideMerge(database))
+  const store = Layer.scoped(
+    MediaStore,
+    Effect.gen(function*() {
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
+      const sql = yield* SqlClient.SqlClient
+      const conversations = yield* ConversationStore
+      const newConversation = Effect.map(conversations.create("node_test", "media"), (conversation) => conversation.id)
+      return {
+        dataDir,
+        conversationId: yield* newConversation,
+        newConversation,
+        rows: (conversationId: string) =>
+          Effect.orDie(sql<Record<string, unknown>>`SELECT * FROM artifacts WHERE conversation_id = ${conversationId}`),
+        files: Effect.sync(() => fs.readdirSync(SqlArtifactStore.artifactsDir(dataDir)).sort())
+      }
+    })
+  )
+  return store.pipe(Layer.provideMerge(stores))
+}
+
+// ---------------------------------------------------------------------------
+// Fetcher
+
+export const certificateNames = { dns: ["media.test", "rebind.test", "named.test"] }
+
+export const testCertificate = selfSignedCertificate(certificateNames)
+
+/** A fetcher with the given origins and resolver, over the testbed's store. */
+export const fetcher = (
+  options: Omit<FetcherOptions, "origins"> & {
+    readonly origins: ReadonlyArray<string>
+    readonly resolver?: MediaResolver["Type"]
+  }
+): Effect.Effect<MediaFetcher["Type"], never, ArtifactStore> =>
+  makeFetcher(options).pipe(
+    Effect.provideService(
+      MediaResolver,
+      options.resolver ?? MediaResolver.of({ resolve: () => Effect.fail(new ResolveFailed({ code: "ENOTFOUND" })) })
+    )
+  )
+
+// ---------------------------------------------------------------------------
+// The media server's routes
+
+const MiB = 1024 * 1024
+
+export const files = {
+  wav: Audio.wav({ sampleRate: 8000, seconds: 2 }),
+  mp3: Audio.mp3(100),
+  ogg: Audio.oggOpus(2.5),
+  webm: Audio.webm(3),
+  hour: Audio.wav({ sampleRate: 200, seconds: 3600 }),
+  long: Audio.wav({ sampleRate: 200, seconds: 3601 }),
+  noLength: Audio.webm(undefined),
+  /** Exactly 25 MiB, 3,276.8 s at 8 kHz: at both limits' edge, inside. */
+  limit: Audio.wav({ sampleRate: 8000, seconds: (25 * MiB - 44) / 8000 })
+}
+
+export const durations = { wav: 2, mp3: 100 * Audio.mp3FrameSeconds, ogg: 2.5, webm: 3 }
+
+const send = (response: http.ServerResponse, type: string | undefined, body: Uint8Array, headers: http.OutgoingHttpHeaders = {}) => {
+  response.writeHead(200, { ...(type === undefined ? {} : { "content-type": type }), "content-length": body.length, ...headers })
+  response.end(body)
+}
+
+const redirect = (response: http.ServerResponse, location: string, status = 302) => {
+  response.writeHead(status, { location, "content-length": 0 })
+  response.end()
+}
+
+export interface MediaRoutes {
+  readonly handler: Handler
+  /** Resolves when the next request for `/stall` has arrived. */
+  readonly stallArrived: () => Promise<void>
+  /** Resolves when that stalled response's connection has closed. */
+  readonly stallClosed: () => Promise<void>
+}
+
+export const mediaRoutes = (): MediaRoutes => {
+  const arrived: Array<() => void> = []
+  const closed: Array<() => void> = []
+  const handler: Handler = (request, response) => {
+    const url = new URL(request.url ?? "/", "https://test.invalid")
+    const chain = /^\/chain\/(\d+)$/.exec(url.pathname)
+    if (chain !== null) {
+      const left = Number(chain[1])
+      return left === 0 ? send(response, "audio/wav", files.wav) : redirect(response, `/chain/${left - 1}`)
+    }
+    switch (url.pathname) {
+      case "/ok.wav":
+      case "/sub/dir/song%20one.wav":
+        return send(response, "audio/wav", files.wav)
+      case "/ok.mp3":
+        return send(response, "audio/mpeg", files.mp3)
+      case "/ok.ogg":
+        return send(response, "audio/ogg", files.ogg)
+      case "/ok.webm":
+        return send(response, "audio/webm", files.webm)
+      case "/params.mp3":
+        return send(response, "Audio/MPEG; charset=binary", files.mp3)
+      case "/identity.wav":
+        return send(response, "audio/wav", files.wav, { "content-encoding": "identity" })
+      case "/chunked.ogg":
+        response.writeHead(200, { "content-type": "audio/ogg" })
+        response.write(files.ogg.subarray(0, 40))
+        return response.end(files.ogg.subarray(40))
+      case "/hour.wav":
+        return send(response, "audio/wav", files.hour)
+      case "/long.wav":
+        return send(response, "audio/wav", files.long)
+      case "/limit.wav":
+        return send(response, "audio/wav", files.limit)
+      case "/nolength.webm":
+        return send(response, "audio/webm", files.noLength)
+      case "/page.html":
+        return send(response, "text/html; charset=utf-8", new TextEncoder().encode("<p>not audio</p>"))
+      case "/video.mp4":
+        return send(response, "video/mp4", files.wav)
+      case "/untyped":
+        return send(response, undefined, files.wav)
+      case "/mismatch.mp3":
+        return send(response, "audio/mpeg", files.wav)
+      case "/mismatch.webm":
+        return send(response, "audio/webm", files.ogg)
+      case "/garbage.ogg":
+        return send(response, "audio/ogg", new Uint8Array(4096).fill(7))
+      case "/gzip.wav":
+        return send(response, "audio/wav", zlib.gzipSync(files.wav), { "content-encoding": "gzip" })
+      case "/gzip-transfer.wav":
+        response.writeHead(200, { "content-type": "audio/wav", "transfer-encoding": "gzip, chunked" })
+        return response.end(zlib.gzipSync(files.wav))
+      case "/declared-huge.wav":
+        // Claims 26 MiB, sends a header's worth, then waits: refused before reading on.
+        response.writeHead(200, { "content-type": "audio/wav", "content-length": 26 * MiB })
+        response.write(files.wav.subarray(0, 44))
+        return
+      case "/streamed-huge.wav": {
+        // No length declared: the reader must stop by itself past 25 MiB.
+        response.writeHead(200, { "content-type": "audio/wav" })
+        const chunk = new Uint8Array(MiB).fill(128)
+        let sent = 0
+        const pump = () => {
+          while (sent < 27 && !response.destroyed) {
+            sent++
+            if (!response.write(chunk)) return response.once("drain", pump)
+          }
+          response.end()
+        }
+        response.on("error", () => undefined)
+        return pump()
+      }
+      case "/cut.wav":
+        response.writeHead(200, { "content-type": "audio/wav", "content-length": files.wav.length })
+        response.write(files.wav.subarray(0, 1000))
+        return setTimeout(() => response.destroy(), 10)
+      case "/stall":
+        response.on("close", () => closed.splice(0).forEach((resolve) => resolve()))
+        arrived.splice(0).forEach((resolve) => resolve())
+        return
+      case "/missing":
+        response.writeHead(404, { "content-type": "text/plain" })
+        return response.end("missing")
+      case "/gone":
+        response.writeHead(410)
+        return response.end()
+      case "/broken":
+        response.writeHead(500)
+        return response.end()
+      case "/redirect":
+        return redirect(response, url.searchParams.get("to") ?? "/ok.wav", Number(url.searchParams.get("status") ?? 302))
+      case "/redirect-without-location":
+        response.writeHead(302)
+        return response.end()
+      case "/set-cookie":
+        response.writeHead(302, { location: "/ok.wav", "set-cookie": "session=abc; Path=/" })
+        return response.end()
+      default:
+        response.writeHead(404)
+        return response.end()
+    }
+  }
+  return {
+    handler,
+    stallArrived: () => new Promise((resolve) => arrived.push(resolve)),
+    stallClosed: () => new Promise((resolve) => closed.push(resolve))
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The servers of one test file
+
+export interface Servers {
+  readonly certificate: Certificate
+  /** HTTPS on 127.0.0.1 with the media routes; its origins are allowed as written. */
+  readonly media: RunningServer
+  readonly routes: MediaRoutes
+  /** HTTPS on 127.0.0.1 with the same routes, alone, for the rebinding test's connection count. */
+  readonly rebind: RunningServer
+  /** Plain HTTP on 127.0.0.1 with the same routes: must never be asked anything. */
+  readonly plain: RunningServer
+  /** Raw TCP on 127.0.0.1 and ::1: must never receive a connection. */
+  readonly target: { readonly port: number; readonly connections: () => number }
+}
+
+export class MediaServers extends Context.Tag("test/media/MediaServers")<MediaServers, Servers>() {}
+
+export const serversLayer = Layer.scoped(
+  MediaServers,
+  Effect.gen(function*() {
+    const certificate = yield* testCertificate
+    const routes = mediaRoutes()
+    return {
+      certificate,
+      routes,
+      media: yield* httpsServer(certificate, routes.handler),
+      rebind: yield* httpsServer(certificate, routes.handler),
+      plain: yield* httpServer(routes.handler),
+      target: yield* privateTarget
+    }
+  })
+)
+
+// ---------------------------------------------------------------------------
+// Assertions
+
+/** The refusal's rule and message suffix; and that the refusal stored nothing (no row, no file, no temp file). */
+export const expectRefused = <A, R>(
+  rule: MediaRule,
+  attempt: Effect.Effect<A, MediaRefused | ConversationNotFound, R>
+): Effect.Effect<MediaRefused, never, R | MediaStore> =>
+  Effect.gen(function*() {
+    const store = yield* MediaStore
+    const filesBefore = yield* store.files
+    const rowsBefore = yield* store.rows(store.conversationId)
+    const error = yield* Effect.flip(attempt).pipe(Effect.orDieWith(() => new Error(`expected a ${rule} refusal, the fetch passed`)))
+    expect(error._tag).toBe("MediaRefused")
+    const refused = error as MediaRefused
+    expect({ rule: refused.rule, message: refused.message }).toEqual({
+      rule,
+      message: expect.stringMatching(new RegExp(`\\(media policy rule: ${rule}\\)$`))
+    })
+    expect(yield* store.files).toEqual(filesBefore)
+    expect((yield* store.rows(store.conversationId)).length).toBe(rowsBefore.length)
+    return refused
+  })
