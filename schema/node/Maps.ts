@@ -131,9 +131,17 @@ export const TileKeyState = Schema.Struct({
   key: Schema.NullOr(Schema.Struct({ origin: Schema.optional(Schema.String) }))
 }).annotations({ identifier: "TileKeyState" })
 
+/**
+ * A refused key is never quoted back: Schema's default messages repeat the
+ * value ("actual …"), so the value's checks carry their own message.
+ */
 export const TileKeyWrite = Schema.Struct({
   origin: TileOrigin,
-  value: Schema.Redacted(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)))
+  value: Schema.Redacted(
+    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)).annotations({
+      message: () => ({ message: "must be a string of 1 to 4096 characters", override: true })
+    })
+  )
 }).annotations({ identifier: "TileKeyWrite" })
 
 export const TileKeyStored = Schema.Struct({ key: Schema.Struct({ origin: Schema.String }) }).annotations({
@@ -170,15 +178,27 @@ export class MapsGroup extends HttpApiGroup.make("maps")
       .middleware(PersonOnly)
   )
   .add(HttpApiEndpoint.get("tiles", "/map-tiles").addSuccess(MapTiles).middleware(Authenticated))
-  .add(HttpApiEndpoint.get("key", "/map-tiles/key").addSuccess(TileKeyState).middleware(Authenticated))
+  // 503 MAP_TILE_KEY_UNAVAILABLE on the key routes: the secret broker cannot read or write its store.
+  .add(
+    HttpApiEndpoint.get("key", "/map-tiles/key")
+      .addSuccess(TileKeyState)
+      .addError(NodeError503)
+      .middleware(Authenticated)
+  )
   .add(
     HttpApiEndpoint.put("setKey", "/map-tiles/key")
       .setPayload(TileKeyWrite)
       .addSuccess(TileKeyStored)
       .addError(NodeError400)
+      .addError(NodeError503)
       .middleware(PersonOnly)
   )
-  .add(HttpApiEndpoint.del("removeKey", "/map-tiles/key").addSuccess(TileKeyRemoved).middleware(PersonOnly))
+  .add(
+    HttpApiEndpoint.del("removeKey", "/map-tiles/key")
+      .addSuccess(TileKeyRemoved)
+      .addError(NodeError503)
+      .middleware(PersonOnly)
+  )
   .add(
     HttpApiEndpoint.get("tile", "/map-tiles/:z/:x/:y")
       .setPath(TilePath)

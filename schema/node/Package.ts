@@ -66,7 +66,12 @@ export const PackageApprovalDecided = Schema.Struct({
 export const CredentialWrite = Schema.Struct({
   packageId: PackageId,
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
-  value: Schema.Redacted(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192)))
+  // Never quoted back in a refusal (Schema's default messages repeat the value).
+  value: Schema.Redacted(
+    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192)).annotations({
+      message: () => ({ message: "must be a string of 1 to 8192 characters", override: true })
+    })
+  )
 }).annotations({ identifier: "CredentialWrite" })
 
 /** Never the value. */

@@ -4,15 +4,23 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Layer, type Redacted } from "effect"
 import { createServer } from "node:http"
 import * as Identity from "../../layers/node/fs/Identity.js"
+import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
+import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
+import * as NodeMapTiles from "../../layers/node/tiles/MapTiles.js"
 import * as TurnSupervisor from "../../layers/node/TurnSupervisor.js"
 import { NodeApi } from "../../schema/node/Api.js"
+import type { MapTiles } from "../../services/node/MapTiles.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
+import type { PreferenceStore } from "../../services/node/PreferenceStore.js"
+import type { SecretBroker } from "../../services/node/SecretBroker.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
+import { MapsLive } from "./handlers/Maps.js"
 import { PendingGroupsLive } from "./handlers/Pending.js"
+import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
 import { ErrorMappingLive } from "./http/ErrorMapping.js"
@@ -22,20 +30,35 @@ export interface NodeOptions {
   readonly appSecret: Redacted.Redacted<string>
   readonly model: Layer.Layer<ModelProvider>
   readonly turns?: TurnSupervisor.TurnSettings | undefined
+  /** The tile fetcher; tests replace it to see how the node answers each of its outcomes. */
+  readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
 
-/** Identity, database, audit, store, model and turn engine of a data dir. */
+/** Identity, database, audit, stores, secrets, tiles, model and turn engine of a data dir. */
 export const ServicesLive = (options: NodeOptions) => {
   const database = NodeDatabase.layer(options.dataDir)
-  const stores = Layer.mergeAll(SqlConversationStore.layer, SqlAuditLog.layer).pipe(Layer.provideMerge(database))
-  const base = Layer.mergeAll(stores, Identity.layer(options.dataDir, options.appSecret), options.model)
+  const stores = Layer.mergeAll(SqlConversationStore.layer, SqlAuditLog.layer, SqlPreferenceStore.layer).pipe(
+    Layer.provideMerge(database)
+  )
+  const secrets = FileSecretBroker.layer(options.dataDir)
+  // The same `stores` and `secrets` values below: layers are shared by reference, so one database, one broker.
+  const tiles = (options.mapTiles ?? NodeMapTiles.layer).pipe(Layer.provide(Layer.merge(stores, secrets)))
+  const base = Layer.mergeAll(stores, secrets, tiles, Identity.layer(options.dataDir, options.appSecret), options.model)
   const engine = options.turns === undefined ? TurnSupervisor.layerConfig : TurnSupervisor.layer(options.turns)
   return engine.pipe(Layer.provideMerge(base))
 }
 
 export const ApiLive = (options: NodeOptions): Layer.Layer<HttpApi.Api> =>
   HttpApiBuilder.api(NodeApi).pipe(
-    Layer.provide([PublicLive, ConversationsLive, QuestionsLive, HostControlLive, PendingGroupsLive]),
+    Layer.provide([
+      PublicLive,
+      ConversationsLive,
+      QuestionsLive,
+      HostControlLive,
+      MapsLive,
+      PreferencesLive,
+      PendingGroupsLive
+    ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),
     Layer.provide(ErrorMappingLive),
     Layer.provide(ServicesLive(options))
@@ -46,7 +69,16 @@ export const ListenConfig = Config.all({
   port: Config.port("CC_PORT").pipe(Config.withDefault(8788))
 })
 
-export const serve = (options: NodeOptions & { readonly host: string; readonly port: number }) =>
-  serveApi(ApiLive(options)).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port }))
+/**
+ * The API (database, identity, services) is built before the port opens: the
+ * server listens as soon as its layer is built but installs its handler only
+ * when `serve` runs, and a request arriving in between would wait forever. The
+ * same `api` value is one instance in one build (layers are shared by reference).
+ */
+export const serve = (options: NodeOptions & { readonly host: string; readonly port: number }) => {
+  const api = ApiLive(options)
+  const listening = NodeHttpServer.layer(createServer, { host: options.host, port: options.port }).pipe(
+    Layer.provide(api)
   )
+  return serveApi(api).pipe(Layer.provide(listening))
+}

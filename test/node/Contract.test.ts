@@ -253,7 +253,17 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("emergencyStop", unbuilt)),
   HttpApiBuilder.group(NodeApi, "questions", (handlers) =>
     handlers.handle("answer", unbuilt).handle("cancel", unbuilt).handle("askAgain", unbuilt)),
-  HttpApiBuilder.group(NodeApi, "hostControl", (handlers) => handlers.handle("answer", unbuilt))
+  HttpApiBuilder.group(NodeApi, "hostControl", (handlers) => handlers.handle("answer", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
+    handlers
+      .handle("setTilePolicy", unbuilt)
+      .handle("undoTilePolicy", unbuilt)
+      .handle("tiles", unbuilt)
+      .handle("key", unbuilt)
+      .handle("setKey", unbuilt)
+      .handle("removeKey", unbuilt)
+      .handle("tile", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "preferences", (handlers) => handlers.handle("setMachineTurns", unbuilt))
 )
 
 const sampleParams: Record<string, string> = { z: "1", x: "1", y: "1", kind: "package" }

@@ -7,6 +7,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { nodeError } from "../../../schema/node/Errors.js"
+import { storeCredential } from "./Maps.js"
 
 const notYet = () => Effect.fail(nodeError("NOT_IMPLEMENTED", "Not implemented yet"))
 
@@ -54,11 +55,12 @@ export const WorkPending = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     .handle("reconcile", notYet)
     .handle("decideTaskApproval", notYet))
 
+/** POST /credentials already refuses the map key by name (see Maps.ts); the rest waits for the packages work. */
 export const PackagesPending = HttpApiBuilder.group(NodeApi, "packages", (handlers) =>
   handlers
     .handle("install", notYet)
     .handle("decideApproval", notYet)
-    .handle("storeCredential", notYet)
+    .handle("storeCredential", storeCredential)
     .handle("connectionCallback", notYet))
 
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
@@ -74,19 +76,6 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
 export const AppIntentsPending = HttpApiBuilder.group(NodeApi, "appIntents", (handlers) =>
   handlers.handle("perform", notYet))
 
-export const MapsPending = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
-  handlers
-    .handle("setTilePolicy", notYet)
-    .handle("undoTilePolicy", notYet)
-    .handle("tiles", notYet)
-    .handle("key", notYet)
-    .handle("setKey", notYet)
-    .handle("removeKey", notYet)
-    .handle("tile", notYet))
-
-export const PreferencesPending = HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
-  handlers.handle("setMachineTurns", notYet))
-
 /** Every group declared but not built yet. */
 export const PendingGroupsLive = Layer.mergeAll(
   ComposerPending,
@@ -98,7 +87,5 @@ export const PendingGroupsLive = Layer.mergeAll(
   WorkPending,
   PackagesPending,
   ThemesPending,
-  AppIntentsPending,
-  MapsPending,
-  PreferencesPending
+  AppIntentsPending
 )

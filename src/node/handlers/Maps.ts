@@ -1,0 +1,148 @@
+/**
+ * Map tiles: the tile policy preference with its undo, what a page may know
+ * of the provider (never the template or the key), the provider key held by
+ * the secret broker, and the tiles themselves (fetched by `MapTiles`).
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { NodeApi } from "../../../schema/node/Api.js"
+import { NodeError429, nodeError, type NodeError } from "../../../schema/node/Errors.js"
+import {
+  type OfflineReason,
+  type TilePolicy,
+  TilePolicyValue,
+  tileSecretName
+} from "../../../schema/node/Maps.js"
+import { decodePreference } from "../../../schema/node/Preferences.js"
+import { MapTiles, type Tile } from "../../../services/node/MapTiles.js"
+import { type PreferenceState, PreferenceStore } from "../../../services/node/PreferenceStore.js"
+import { type Secret, SecretBroker, type SecretStoreUnavailable } from "../../../services/node/SecretBroker.js"
+
+export const tilePolicyKey = "maps.tilePolicy"
+
+/**
+ * Why a policy's tiles cannot be drawn, or undefined when they can. `key` is
+ * the stored `maps:tiles` secret, or "unavailable" when the broker cannot
+ * read it. A key without a bound origin is never sent anywhere, so it counts
+ * as bound elsewhere.
+ */
+export const offlineReason = (
+  policy: TilePolicy | null,
+  key: Option.Option<Secret> | "unavailable"
+): OfflineReason | undefined => {
+  if (policy === null) return "no-provider"
+  if (policy.credential === undefined) return undefined
+  if (key === "unavailable" || Option.isNone(key)) return "key-unavailable"
+  return key.value.origin === policy.origin ? undefined : "key-origin-mismatch"
+}
+
+const storeUnavailable = (error: SecretStoreUnavailable) =>
+  nodeError("MAP_TILE_KEY_UNAVAILABLE", `The node's secret store cannot be used: ${error.reason}`)
+
+/** The tile bytes as sent: the provider's checked type (png or webp), never sniffed by the browser. */
+const tileResponse = (tile: Tile) =>
+  HttpServerResponse.uint8Array(tile.bytes, {
+    contentType: tile.contentType,
+    headers: { "x-content-type-options": "nosniff" }
+  })
+
+/**
+ * 429 MAP_TILES_RATE_LIMITED in the node's envelope plus `Retry-After`, which
+ * an error value cannot carry through the API's encoder: so the handler
+ * answers it itself, with the contract's own wire form of the error.
+ */
+const rateLimitedResponse = (error: NodeError) =>
+  Effect.map(Effect.orDie(Schema.encode(NodeError429)(error)), (body) => {
+    const seconds = Number(error.members.retryAfterSeconds)
+    const retryAfter = Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : 1
+    return HttpServerResponse.unsafeJson(body, { status: 429, headers: { "retry-after": String(retryAfter) } })
+  })
+
+const isRateLimited = (error: NodeError) => error.code === "MAP_TILES_RATE_LIMITED"
+
+/**
+ * POST /credentials, for now: the map key is refused by name (trimmed,
+ * case-insensitive, compatibility-normalised) so it can never be stored
+ * without its origin binding; package credentials come with the packages work.
+ */
+export const storeCredential = ({ payload }: { readonly payload: { readonly name: string } }) =>
+  Effect.fail(
+    payload.name.normalize("NFKC").trim().toLowerCase() === tileSecretName
+      ? nodeError("INVALID_INPUT", `The map tile key is managed through /map-tiles/key, not /credentials`, {
+        field: "name"
+      })
+      : nodeError("NOT_IMPLEMENTED", "Package credentials are not implemented yet")
+  )
+
+export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
+  Effect.gen(function*() {
+    const preferences = yield* PreferenceStore
+    const secrets = yield* SecretBroker
+    const tiles = yield* MapTiles
+
+    const decodeStored = Schema.decodeUnknown(TilePolicyValue)
+
+    /** The stored preference as answered; a stored value that no longer decodes is a server fault. */
+    const answer = (state: PreferenceState) =>
+      Effect.map(Effect.orDie(decodeStored(state.value)), (value) => ({
+        key: tilePolicyKey,
+        value,
+        updatedAt: state.updatedAt
+      } as const))
+
+    const currentPolicy = Effect.flatMap(
+      preferences.get(tilePolicyKey),
+      Option.match({ onNone: () => Effect.succeed(null), onSome: (state) => Effect.orDie(decodeStored(state.value)) })
+    )
+
+    const storedKey = secrets.get(tileSecretName).pipe(
+      Effect.catchTag("SecretStoreUnavailable", (error) =>
+        Effect.as(Effect.logWarning("The map tile key cannot be read", { reason: error.reason }), "unavailable" as const))
+    )
+
+    return handlers
+      .handle("setTilePolicy", ({ payload }) =>
+        Effect.gen(function*() {
+          const value = yield* decodePreference(tilePolicyKey, TilePolicyValue)(payload.value)
+          return yield* answer(yield* preferences.set(tilePolicyKey, value))
+        }))
+      .handle("undoTilePolicy", () =>
+        Effect.gen(function*() {
+          const outcome = yield* preferences.undo(tilePolicyKey)
+          const preference = yield* answer(outcome.state)
+          return outcome.undone ? { undone: true, preference } : { undone: false, reason: outcome.reason, preference }
+        }))
+      .handle("tiles", () =>
+        Effect.gen(function*() {
+          const policy = yield* currentPolicy
+          // The broker is asked only when the policy sends a key.
+          const key = policy?.credential === undefined ? Option.none() : yield* storedKey
+          const offline = offlineReason(policy, key)
+          // A provider whose tiles cannot be drawn is not offered: the page shows its offline map.
+          if (policy === null || offline !== undefined) return { provider: null, offline: offline ?? "no-provider" }
+          return { provider: { origin: policy.origin, attribution: policy.attribution, maxZoom: policy.maxZoom } }
+        }))
+      .handle("key", () =>
+        secrets.get(tileSecretName).pipe(
+          Effect.map(Option.match({
+            onNone: () => ({ key: null }),
+            onSome: (secret) => ({ key: secret.origin === undefined ? {} : { origin: secret.origin } })
+          })),
+          Effect.mapError(storeUnavailable)
+        ))
+      .handle("setKey", ({ payload }) =>
+        secrets.put(tileSecretName, { value: payload.value, origin: payload.origin }).pipe(
+          Effect.as({ key: { origin: payload.origin } }),
+          Effect.mapError(storeUnavailable)
+        ))
+      .handle("removeKey", () =>
+        secrets.remove(tileSecretName).pipe(
+          Effect.map((removed) => ({ removed })),
+          Effect.mapError(storeUnavailable)
+        ))
+      .handle("tile", ({ path }) =>
+        tiles.tile(path.z, path.x, path.y).pipe(
+          Effect.map(tileResponse),
+          Effect.catchIf(isRateLimited, rateLimitedResponse)
+        ))
+  }))

@@ -1,0 +1,19 @@
+/** Preferences without a group of their own: the execution mode for turns from other programs. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { NodeApi } from "../../../schema/node/Api.js"
+import { decodePreference, MachineTurns } from "../../../schema/node/Preferences.js"
+import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
+
+export const machineTurnsKey = "execution.machineTurns"
+
+export const PreferencesLive = HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
+  Effect.gen(function*() {
+    const preferences = yield* PreferenceStore
+    return handlers.handle("setMachineTurns", ({ payload }) =>
+      Effect.gen(function*() {
+        const value = yield* decodePreference(machineTurnsKey, MachineTurns)(payload.value)
+        const state = yield* preferences.set(machineTurnsKey, value)
+        return { key: machineTurnsKey, value, updatedAt: state.updatedAt } as const
+      }))
+  }))
