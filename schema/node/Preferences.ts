@@ -23,15 +23,26 @@ export type PreferenceWrite = typeof PreferenceWrite.Type
 export const preferenceState = <const Key extends string, A, I>(key: Key, value: Schema.Schema<A, I>) =>
   Schema.Struct({ key: Schema.Literal(key), value, updatedAt: DateTimeString })
 
+/**
+ * Where and why a value does not fit, without quoting the value: what was
+ * written may hold a secret pasted into the wrong field.
+ */
+const problemOf = (error: ParseResult.ParseError): string => {
+  const reasons = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
+    const reason = issue.message.replace(/,?\s*actual[\s\S]*$/, "")
+    return issue.path.length === 0 ? reason : `${issue.path.map(String).join(".")}: ${reason}`
+  })
+  // A nullable preference also reports its null branch: noise next to the real reason.
+  const telling = reasons.filter((reason) => reason !== "Expected null")
+  return (telling.length > 0 ? telling : reasons).join("; ")
+}
+
 /** Decodes a written value with the preference's Schema; a value that does not fit is 400 PREFERENCE_INVALID. */
 export const decodePreference =
   <A, I>(key: string, schema: Schema.Schema<A, I>) => (value: unknown): Effect.Effect<A, NodeError> =>
     Schema.decodeUnknown(schema, { errors: "first", onExcessProperty: "error" })(value).pipe(
       Effect.mapError((error) =>
-        nodeError("PREFERENCE_INVALID", `The value does not fit ${key}`, {
-          key,
-          problem: ParseResult.TreeFormatter.formatErrorSync(error)
-        })
+        nodeError("PREFERENCE_INVALID", `The value does not fit ${key}`, { key, problem: problemOf(error) })
       )
     )
 

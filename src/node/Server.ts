@@ -5,7 +5,10 @@ import { Config, Layer, type Redacted } from "effect"
 import { createServer } from "node:http"
 import * as Identity from "../../layers/node/fs/Identity.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
+import * as MediaFetcher from "../../layers/node/media/MediaFetcher.js"
+import * as MediaResolver from "../../layers/node/media/Resolver.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
+import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
 import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
@@ -34,16 +37,28 @@ export interface NodeOptions {
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
 
-/** Identity, database, audit, stores, secrets, tiles, model and turn engine of a data dir. */
+/** Identity, database, audit, stores, secrets, tiles, media, model and turn engine of a data dir. */
 export const ServicesLive = (options: NodeOptions) => {
   const database = NodeDatabase.layer(options.dataDir)
-  const stores = Layer.mergeAll(SqlConversationStore.layer, SqlAuditLog.layer, SqlPreferenceStore.layer).pipe(
-    Layer.provideMerge(database)
-  )
+  const stores = Layer.mergeAll(
+    SqlConversationStore.layer,
+    SqlAuditLog.layer,
+    SqlPreferenceStore.layer,
+    SqlArtifactStore.layer({ dataDir: options.dataDir })
+  ).pipe(Layer.provideMerge(database))
   const secrets = FileSecretBroker.layer(options.dataDir)
   // The same `stores` and `secrets` values below: layers are shared by reference, so one database, one broker.
   const tiles = (options.mapTiles ?? NodeMapTiles.layer).pipe(Layer.provide(Layer.merge(stores, secrets)))
-  const base = Layer.mergeAll(stores, secrets, tiles, Identity.layer(options.dataDir, options.appSecret), options.model)
+  // Used when the audio player is placed; it stores what it fetched as a conversation artifact.
+  const media = MediaFetcher.layerConfig().pipe(Layer.provide(MediaResolver.layerSystem), Layer.provide(stores))
+  const base = Layer.mergeAll(
+    stores,
+    secrets,
+    tiles,
+    media,
+    Identity.layer(options.dataDir, options.appSecret),
+    options.model
+  )
   const engine = options.turns === undefined ? TurnSupervisor.layerConfig : TurnSupervisor.layer(options.turns)
   return engine.pipe(Layer.provideMerge(base))
 }

@@ -240,6 +240,23 @@ describe("PUT /preferences/maps.tilePolicy", () => {
       expect(undone.body).toMatchObject({ undone: true, preference: { value: null } })
     })))
 
+  it.scoped("never quotes a refused value back, since it may hold a pasted secret", () =>
+    withNode(Effect.gen(function*() {
+      const pasted = "pasted-secret-4f1c9e"
+      for (const value of [
+        { ...policy, template: `/{z}/{x}/{y}.png?apikey=${pasted}` },
+        { ...policy, origin: pasted },
+        { ...policy, attribution: `${pasted}\nsecond line` },
+        pasted
+      ]) {
+        const response = yield* setPolicy(value)
+        expect(response.status).toBe(400)
+        expect(response.body.code).toBe("PREFERENCE_INVALID")
+        expect(response.body.problem).toEqual(expect.any(String))
+        expect(JSON.stringify(response.body)).not.toContain(pasted)
+      }
+    })))
+
   it.scoped("refuses a body without a value (nothing stored); null turns the tiles off", () =>
     withNode(Effect.gen(function*() {
       expect((yield* setPolicy(policy)).status).toBe(200)
