@@ -1,9 +1,177 @@
-/** Placeholder until the tile fetcher lands: every tile is off. */
-import { Effect, Layer } from "effect"
-import { nodeError } from "../../../schema/node/Errors.js"
-import { MapTiles } from "../../../services/node/MapTiles.js"
+/**
+ * `MapTiles`: one tile of the `maps.tilePolicy` provider, fetched by the node.
+ *
+ * For each request, in this order:
+ * 1. policy: none is 404 MAP_TILES_OFF; z, x, y off the policy's grid is 400 MAP_TILE_OUT_OF_BOUNDS;
+ * 2. key, when the policy names a credential: absent, or bound to another origin, is 503
+ *    MAP_TILE_KEY_UNAVAILABLE with `offline` as GET /map-tiles says it; a broker failure is 503
+ *    without `offline`. Checked before the cache so tiles stop with the key, as GET /map-tiles says;
+ * 3. cache (origin + template + z/x/y; never the key): a hit is answered at once;
+ * 4. rate limit (12 a second, burst 48), counted on provider fetches only: the limit protects the
+ *    provider, and a map page redrawing tiles it already has costs the provider nothing. Over it is
+ *    429 MAP_TILES_RATE_LIMITED with `retryAfterSeconds`;
+ * 5. fetch (`TileFetcher`): one fetch per tile at a time; concurrent requests for a tile being fetched
+ *    wait for that fetch and take no token. The fetch runs in the layer's scope, so a caller going
+ *    away does not waste it: the tile lands in the cache.
+ */
+import { Deferred, Effect, FiberId, Layer, Option, Schema } from "effect"
+import { nodeError, type NodeError } from "../../../schema/node/Errors.js"
+import { type TilePolicy, TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
+import { MapTiles, type Tile } from "../../../services/node/MapTiles.js"
+import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
+import { SecretBroker } from "../../../services/node/SecretBroker.js"
+import { type TileCredential, TileFetcher, type TileRequest } from "../../../services/node/TileFetcher.js"
+import * as TileCache from "./TileCache.js"
+import * as NodeTileFetcher from "./TileFetcher.js"
+import * as TileRateLimit from "./TileRateLimit.js"
 
-export const layer = Layer.succeed(
-  MapTiles,
-  MapTiles.of({ tile: () => Effect.fail(nodeError("MAP_TILES_OFF", "No tile provider is set")) })
-)
+export const policyPreference = "maps.tilePolicy"
+
+export interface Options extends NodeTileFetcher.Options {
+  /** Default: the spec's 12 a second, burst 48. */
+  readonly rate?: TileRateLimit.Limits | undefined
+  /** A cache made by the caller (tests inspect its keys); default: a new one with the spec's limits. */
+  readonly cache?: TileCache.TileCache | undefined
+}
+
+const decodePolicy = Schema.decodeUnknown(TilePolicyValue)
+
+/** Why z/x/y is not a tile of the policy's grid, or undefined. */
+export const boundsProblem = (maxZoom: number, z: number, x: number, y: number): string | undefined => {
+  if (!Number.isInteger(z) || z < 0 || z > maxZoom) return `zoom ${z} is not a whole number from 0 to ${maxZoom}`
+  const last = 2 ** z - 1
+  if (!Number.isInteger(x) || x < 0 || x > last) return `x ${x} is off the grid at zoom ${z} (0 to ${last})`
+  if (!Number.isInteger(y) || y < 0 || y > last) return `y ${y} is off the grid at zoom ${z} (0 to ${last})`
+  return undefined
+}
+
+/** The template with its placeholders filled (each occurs exactly once, by the policy rules). */
+export const tilePath = (template: string, z: number, x: number, y: number) =>
+  template.replace("{z}", String(z)).replace("{x}", String(x)).replace("{y}", String(y))
+
+export const make = (options: Pick<Options, "rate" | "cache"> = {}) =>
+  Effect.gen(function*() {
+    const preferences = yield* PreferenceStore
+    const secrets = yield* SecretBroker
+    const fetcher = yield* TileFetcher
+    const cache = options.cache ?? (yield* TileCache.make())
+    const bucket = yield* TileRateLimit.make(options.rate)
+    const rate = options.rate ?? TileRateLimit.tileLimits
+    const scope = yield* Effect.scope
+    const inflight = new Map<string, Deferred.Deferred<Tile, NodeError>>()
+
+    const currentPolicy: Effect.Effect<TilePolicy | null> = preferences.get(policyPreference).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeed(null),
+        // Stored only after validation: a value that does not decode is a bug, not the caller's fault.
+        onSome: (state) => Effect.orDie(decodePolicy(state.value))
+      }))
+    )
+
+    const credentialFor = (policy: TilePolicy): Effect.Effect<Option.Option<TileCredential>, NodeError> => {
+      const wanted = policy.credential
+      if (wanted === undefined) return Effect.succeedNone
+      return secrets.get(tileSecretName).pipe(
+        Effect.catchTag("SecretStoreUnavailable", (error) =>
+          Effect.logWarning("map tile key could not be read").pipe(
+            Effect.annotateLogs({ reason: error.reason }),
+            Effect.zipRight(Effect.fail(nodeError("MAP_TILE_KEY_UNAVAILABLE", "The map tile key could not be read")))
+          )),
+        Effect.flatMap(Option.match({
+          onNone: () =>
+            Effect.fail(
+              nodeError("MAP_TILE_KEY_UNAVAILABLE", "The tile provider needs a key and none is stored", {
+                offline: "key-unavailable"
+              })
+            ),
+          onSome: (secret) =>
+            // An unbound key has no origin it may go to, so it is treated like one bound elsewhere.
+            secret.origin !== policy.origin
+              ? Effect.fail(
+                nodeError("MAP_TILE_KEY_UNAVAILABLE", "The stored map tile key is bound to another origin", {
+                  offline: "key-origin-mismatch"
+                })
+              )
+              : Effect.succeedSome<TileCredential>(
+                wanted.header !== undefined
+                  ? { in: "header", name: wanted.header, value: secret.value }
+                  : { in: "query", name: wanted.query ?? "", value: secret.value }
+              )
+        }))
+      )
+    }
+
+    /** Starts the fetch in the layer's scope; it fills the cache and wakes every waiter. */
+    const startFetch = (key: string, request: TileRequest) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          // Another request may have started this tile while our token was being taken.
+          const running = inflight.get(key)
+          if (running !== undefined) return restore(Deferred.await(running))
+          const done = Deferred.unsafeMake<Tile, NodeError>(FiberId.none)
+          inflight.set(key, done)
+          const fetch = Effect.interruptible(fetcher.fetch(request)).pipe(
+            Effect.tap((tile) =>
+              Effect.sync(() => cache.set(key, tile)).pipe(
+                Effect.zipRight(Effect.logDebug("map tile fetched")),
+                Effect.annotateLogs({ bytes: tile.bytes.byteLength, contentType: tile.contentType })
+              )
+            ),
+            Effect.onExit((exit) =>
+              Effect.sync(() => {
+                inflight.delete(key)
+                Deferred.unsafeDone(done, exit)
+              })
+            )
+          )
+          return Effect.forkIn(fetch, scope).pipe(Effect.zipRight(restore(Deferred.await(done))))
+        })
+      )
+
+    const fetchOnce = (key: string, request: TileRequest) =>
+      Effect.suspend(() => {
+        const running = inflight.get(key)
+        if (running !== undefined) return Deferred.await(running)
+        return Effect.flatMap(bucket.take, Option.match({
+          onNone: () => startFetch(key, request),
+          onSome: (retryAfterSeconds) =>
+            Effect.fail(
+              nodeError(
+                "MAP_TILES_RATE_LIMITED",
+                `Map tiles are limited to ${rate.perSecond} a second (burst ${rate.burst}); retry after ${retryAfterSeconds} s`,
+                { retryAfterSeconds }
+              )
+            )
+        }))
+      })
+
+    return MapTiles.of({
+      tile: (z, x, y) =>
+        Effect.gen(function*() {
+          const policy = yield* currentPolicy
+          if (policy === null) return yield* Effect.fail(nodeError("MAP_TILES_OFF", "No tile provider is set"))
+          const problem = boundsProblem(policy.maxZoom, z, x, y)
+          if (problem !== undefined) {
+            return yield* Effect.fail(nodeError("MAP_TILE_OUT_OF_BOUNDS", `Tile out of bounds: ${problem}`))
+          }
+          const credential = yield* credentialFor(policy)
+          const key = TileCache.cacheKey(policy, z, x, y)
+          const cached = cache.get(key)
+          if (cached !== undefined) return cached
+          return yield* fetchOnce(key, { origin: policy.origin, path: tilePath(policy.template, z, x, y), credential }).pipe(
+            Effect.annotateLogs({ provider: policy.origin, tile: `${z}/${x}/${y}` })
+          )
+        })
+    })
+  })
+
+/** MapTiles over a given `TileFetcher` (a test or benchmark may bring its own). */
+export const layerWithFetcher = (options: Pick<Options, "rate" | "cache"> = {}) =>
+  Layer.scoped(MapTiles, make(options))
+
+export const layerWith = (
+  options: Options = {}
+): Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> =>
+  layerWithFetcher(options).pipe(Layer.provide(NodeTileFetcher.layer(options)))
+
+export const layer: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> = layerWith()
