@@ -2,8 +2,10 @@
  * Map tiles fetched by the node from the provider of `maps.tilePolicy`, with
  * the provider key added only to requests to its bound origin.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Option } from "effect"
 import type { NodeError } from "../../schema/node/Errors.js"
+import type { OfflineReason, TilePolicy } from "../../schema/node/Maps.js"
+import type { Secret } from "./SecretBroker.js"
 
 export interface Tile {
   readonly contentType: "image/png" | "image/webp"
@@ -20,3 +22,19 @@ export class MapTiles extends Context.Tag("clark/node/MapTiles")<MapTiles, {
    */
   readonly tile: (z: number, x: number, y: number) => Effect.Effect<Tile, NodeError>
 }>() {}
+
+/**
+ * Why a policy's tiles cannot be drawn, or undefined when they can. `key` is
+ * the stored `maps:tiles` secret, or "unavailable" when the broker cannot
+ * read it. A key without a bound origin is never sent anywhere, so it counts
+ * as bound elsewhere.
+ */
+export const offlineReason = (
+  policy: TilePolicy | null,
+  key: Option.Option<Secret> | "unavailable"
+): OfflineReason | undefined => {
+  if (policy === null) return "no-provider"
+  if (policy.credential === undefined) return undefined
+  if (key === "unavailable" || Option.isNone(key)) return "key-unavailable"
+  return key.value.origin === policy.origin ? undefined : "key-origin-mismatch"
+}

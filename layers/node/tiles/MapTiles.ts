@@ -16,14 +16,21 @@
  */
 import { Deferred, Effect, FiberId, Layer, Option, Schema } from "effect"
 import { nodeError, type NodeError } from "../../../schema/node/Errors.js"
-import { type TilePolicy, TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
-import { MapTiles, type Tile } from "../../../services/node/MapTiles.js"
+import { type OfflineReason, type TilePolicy, TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
+import { MapTiles, offlineReason, type Tile } from "../../../services/node/MapTiles.js"
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { SecretBroker } from "../../../services/node/SecretBroker.js"
 import { type TileCredential, TileFetcher, type TileRequest } from "../../../services/node/TileFetcher.js"
 import * as TileCache from "./TileCache.js"
 import * as NodeTileFetcher from "./TileFetcher.js"
 import * as TileRateLimit from "./TileRateLimit.js"
+
+/** What the tile route says when the key keeps the provider from being used (never the key itself). */
+const offlineMessages: Record<OfflineReason, string> = {
+  "no-provider": "No tile provider is set",
+  "key-unavailable": "The tile provider needs a key and none is stored",
+  "key-origin-mismatch": "The stored map tile key is bound to another origin"
+}
 
 export const policyPreference = "maps.tilePolicy"
 
@@ -77,27 +84,21 @@ export const make = (options: Pick<Options, "rate" | "cache"> = {}) =>
             Effect.annotateLogs({ reason: error.reason }),
             Effect.zipRight(Effect.fail(nodeError("MAP_TILE_KEY_UNAVAILABLE", "The map tile key could not be read")))
           )),
-        Effect.flatMap(Option.match({
-          onNone: () =>
-            Effect.fail(
-              nodeError("MAP_TILE_KEY_UNAVAILABLE", "The tile provider needs a key and none is stored", {
-                offline: "key-unavailable"
+        Effect.flatMap((key) => {
+          const offline = offlineReason(policy, key)
+          if (offline !== undefined || Option.isNone(key)) {
+            return Effect.fail(
+              nodeError("MAP_TILE_KEY_UNAVAILABLE", offlineMessages[offline ?? "key-unavailable"], {
+                offline: offline ?? "key-unavailable"
               })
-            ),
-          onSome: (secret) =>
-            // An unbound key has no origin it may go to, so it is treated like one bound elsewhere.
-            secret.origin !== policy.origin
-              ? Effect.fail(
-                nodeError("MAP_TILE_KEY_UNAVAILABLE", "The stored map tile key is bound to another origin", {
-                  offline: "key-origin-mismatch"
-                })
-              )
-              : Effect.succeedSome<TileCredential>(
-                wanted.header !== undefined
-                  ? { in: "header", name: wanted.header, value: secret.value }
-                  : { in: "query", name: wanted.query ?? "", value: secret.value }
-              )
-        }))
+            )
+          }
+          return Effect.succeedSome<TileCredential>(
+            wanted.header !== undefined
+              ? { in: "header", name: wanted.header, value: key.value.value }
+              : { in: "query", name: wanted.query ?? "", value: key.value.value }
+          )
+        })
       )
     }
 

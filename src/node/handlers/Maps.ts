@@ -7,34 +7,14 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { NodeError429, nodeError, type NodeError } from "../../../schema/node/Errors.js"
-import {
-  type OfflineReason,
-  type TilePolicy,
-  TilePolicyValue,
-  tileSecretName
-} from "../../../schema/node/Maps.js"
+import { TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
 import { decodePreference } from "../../../schema/node/Preferences.js"
-import { MapTiles, type Tile } from "../../../services/node/MapTiles.js"
+import { MapTiles, offlineReason, type Tile } from "../../../services/node/MapTiles.js"
 import { type PreferenceState, PreferenceStore } from "../../../services/node/PreferenceStore.js"
-import { type Secret, SecretBroker, type SecretStoreUnavailable } from "../../../services/node/SecretBroker.js"
+import { SecretBroker, type SecretStoreUnavailable } from "../../../services/node/SecretBroker.js"
 
 export const tilePolicyKey = "maps.tilePolicy"
 
-/**
- * Why a policy's tiles cannot be drawn, or undefined when they can. `key` is
- * the stored `maps:tiles` secret, or "unavailable" when the broker cannot
- * read it. A key without a bound origin is never sent anywhere, so it counts
- * as bound elsewhere.
- */
-export const offlineReason = (
-  policy: TilePolicy | null,
-  key: Option.Option<Secret> | "unavailable"
-): OfflineReason | undefined => {
-  if (policy === null) return "no-provider"
-  if (policy.credential === undefined) return undefined
-  if (key === "unavailable" || Option.isNone(key)) return "key-unavailable"
-  return key.value.origin === policy.origin ? undefined : "key-origin-mismatch"
-}
 
 const storeUnavailable = (error: SecretStoreUnavailable) =>
   nodeError("MAP_TILE_KEY_UNAVAILABLE", `The node's secret store cannot be used: ${error.reason}`)
