@@ -240,6 +240,25 @@ describe("PUT /preferences/maps.tilePolicy", () => {
       expect(undone.body).toMatchObject({ undone: true, preference: { value: null } })
     })))
 
+  it.scoped("audits who changed the tile policy and the key, with the origin at most", () =>
+    withNode(Effect.gen(function*() {
+      const dir = yield* dataDir
+      expect((yield* setPolicy(policy)).status).toBe(200)
+      expect((yield* undo()).status).toBe(200)
+      expect((yield* putKey(policy.origin)).status).toBe(200)
+      expect((yield* call("DELETE", "/map-tiles/key", { as: "person" })).status).toBe(200)
+      const entries = query(dir, "SELECT kind, surface, detail FROM audit_log WHERE kind LIKE 'maps.%' ORDER BY id")
+      expect(entries.map((row: any) => [row.kind, row.surface])).toEqual([
+        ["maps.tile-policy.set", "person"],
+        ["maps.tile-policy.undo", "person"],
+        ["maps.tile-key.set", "person"],
+        ["maps.tile-key.remove", "person"]
+      ])
+      expect(JSON.stringify(entries)).toContain(policy.origin)
+      expect(JSON.stringify(entries)).not.toContain(tileKey)
+      expect(JSON.stringify(entries)).not.toContain(policy.template)
+    })))
+
   it.scoped("never quotes a refused value back, since it may hold a pasted secret", () =>
     withNode(Effect.gen(function*() {
       const pasted = "pasted-secret-4f1c9e"

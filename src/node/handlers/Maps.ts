@@ -9,6 +9,8 @@ import { NodeApi } from "../../../schema/node/Api.js"
 import { NodeError429, nodeError, type NodeError } from "../../../schema/node/Errors.js"
 import { TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
 import { decodePreference } from "../../../schema/node/Preferences.js"
+import { CurrentCaller } from "../../../schema/node/Security.js"
+import { AuditLog } from "../../../services/node/AuditLog.js"
 import { MapTiles, offlineReason, type Tile } from "../../../services/node/MapTiles.js"
 import { type PreferenceState, PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { SecretBroker, type SecretStoreUnavailable } from "../../../services/node/SecretBroker.js"
@@ -59,6 +61,11 @@ export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
     const preferences = yield* PreferenceStore
     const secrets = yield* SecretBroker
     const tiles = yield* MapTiles
+    const audit = yield* AuditLog
+    /** Who changed the map setup, and what (an origin at most: never the key or the template). */
+    const record = (kind: string, detail: Record<string, unknown> = {}) =>
+      Effect.flatMap(CurrentCaller, (caller) =>
+        audit.append({ kind, surface: caller.surface, channel: caller.channel, detail }))
 
     const decodeStored = Schema.decodeUnknown(TilePolicyValue)
 
@@ -84,11 +91,14 @@ export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
       .handle("setTilePolicy", ({ payload }) =>
         Effect.gen(function*() {
           const value = yield* decodePreference(tilePolicyKey, TilePolicyValue)(payload.value)
-          return yield* answer(yield* preferences.set(tilePolicyKey, value))
+          const stored = yield* preferences.set(tilePolicyKey, value)
+          yield* record("maps.tile-policy.set", { origin: value?.origin ?? null })
+          return yield* answer(stored)
         }))
       .handle("undoTilePolicy", () =>
         Effect.gen(function*() {
           const outcome = yield* preferences.undo(tilePolicyKey)
+          if (outcome.undone) yield* record("maps.tile-policy.undo")
           const preference = yield* answer(outcome.state)
           return outcome.undone ? { undone: true, preference } : { undone: false, reason: outcome.reason, preference }
         }))
@@ -112,13 +122,15 @@ export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
         ))
       .handle("setKey", ({ payload }) =>
         secrets.put(tileSecretName, { value: payload.value, origin: payload.origin }).pipe(
-          Effect.as({ key: { origin: payload.origin } }),
-          Effect.mapError(storeUnavailable)
+          Effect.mapError(storeUnavailable),
+          Effect.zipRight(record("maps.tile-key.set", { origin: payload.origin })),
+          Effect.as({ key: { origin: payload.origin } })
         ))
       .handle("removeKey", () =>
         secrets.remove(tileSecretName).pipe(
-          Effect.map((removed) => ({ removed })),
-          Effect.mapError(storeUnavailable)
+          Effect.mapError(storeUnavailable),
+          Effect.tap((removed) => removed ? record("maps.tile-key.remove") : Effect.void),
+          Effect.map((removed) => ({ removed }))
         ))
       .handle("tile", ({ path }) =>
         tiles.tile(path.z, path.x, path.y).pipe(
