@@ -9,6 +9,15 @@ export const root = fileURLToPath(new URL("../../", import.meta.url))
 
 export const log = (line: string) => console.log(line)
 
+/** A positive integer from the environment, or `fallback` when unset. */
+export const positiveInt = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
+  return value
+}
+
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 
 /** Nearest-rank percentile of sorted values. */

@@ -42,20 +42,13 @@ import { PackageStore } from "../../services/marketplace/PackageStore.js"
 import { seedSynthetic } from "../../src/marketplace/admin/Admin.js"
 import { syntheticPackages, syntheticTaxonomy } from "../../src/marketplace/seed/Synthetic.js"
 import { detailSql, findSql, listRequest, poolSize, type SqlQuery, versionsSql } from "./baseline-server.js"
-import { build, freePort, log, percentile, root, seconds, writeDocs } from "./Common.js"
+import { build, freePort, log, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
 
 // ---------------------------------------------------------------------------
 // Settings
 // ---------------------------------------------------------------------------
 
 
-const positiveInt = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
-  return value
-}
 
 const settings = {
   packages: positiveInt("BENCH_PACKAGES", 100_000),

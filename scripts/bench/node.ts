@@ -30,20 +30,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { pathToFileURL } from "node:url"
-import { build, freePort, log, percentile, root, seconds, writeDocs } from "./Common.js"
+import { build, freePort, log, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
 
 // ---------------------------------------------------------------------------
 // Settings
 // ---------------------------------------------------------------------------
 
 
-const positiveInt = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
-  return value
-}
 
 const settings = {
   deltas: positiveInt("BENCH_DELTAS", 40),

@@ -36,15 +36,8 @@ import * as MapTilesLayer from "../../layers/node/tiles/MapTiles.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import { SecretBroker } from "../../services/node/SecretBroker.js"
-import { build, freePort, log, percentile, root, seconds, writeDocs } from "./Common.js"
+import { build, freePort, log, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
 
-const positiveInt = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
-  return value
-}
 
 const settings = {
   hits: positiveInt("BENCH_TILES_HITS", 50_000),
