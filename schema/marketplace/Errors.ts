@@ -117,6 +117,22 @@ export const InternalErrorWire = wire(InternalError, "internal_error", 500)
 export const ConfigurationErrorWire = wire(ConfigurationError, "configuration_error", 500)
 export const NotImplementedWire = wire(NotImplemented, "not_implemented", 501)
 
+/** The wire form of each error class, by tag: the envelope and its status. */
+export const wireByTag = {
+  BadRequest: BadRequestWire,
+  ValidationFailed: ValidationFailedWire,
+  Unauthorized: UnauthorizedWire,
+  Forbidden: ForbiddenWire,
+  NotFound: NotFoundWire,
+  Conflict: ConflictWire,
+  IdempotencyKeyReused: IdempotencyKeyReusedWire,
+  IdempotencyInProgress: IdempotencyInProgressWire,
+  RateLimited: RateLimitedWire,
+  ConfigurationError: ConfigurationErrorWire,
+  NotImplemented: NotImplementedWire,
+  InternalError: InternalErrorWire
+} as const
+
 /** Class of each code, so the server can rebuild an error with its request id. */
 export const errorClasses = {
   BadRequest,

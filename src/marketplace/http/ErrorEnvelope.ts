@@ -5,12 +5,13 @@
  */
 import {
   HttpApiBuilder,
-  HttpApp,
+  HttpApiSchema,
+  type HttpApp,
   HttpIncomingMessage,
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import {
   BadRequest,
@@ -19,10 +20,14 @@ import {
   isMarketplaceError,
   type MarketplaceError,
   NotFound,
-  ValidationFailed
+  ValidationFailed,
+  wireByTag
 } from "../../../schema/marketplace/Errors.js"
-import { Unhealthy } from "../../../schema/marketplace/System.js"
+import { Unhealthy, UnhealthyWire } from "../../../schema/marketplace/System.js"
 import { type Classification, classify, namedPaths } from "../../http/Failures.js"
+
+/** Methods whose body no route reads: the size limit is not set up for them. */
+const bodiless = new Set(["GET", "HEAD", "OPTIONS"])
 
 /** Request bodies above this are refused before they are read whole. */
 export const maxBodyBytes = 1024 * 1024
@@ -36,10 +41,8 @@ const withRequestId = (error: MarketplaceError, requestId: string): MarketplaceE
   })
 }
 
-const classification: Classification<MarketplaceError> = {
-  declared: (reason) => (isMarketplaceError(reason) ? reason : undefined),
-  // The health route answers its own 503 body.
-  passThrough: (reason) => reason instanceof Unhealthy,
+const classification: Classification<MarketplaceError | Unhealthy> = {
+  declared: (reason) => (isMarketplaceError(reason) || reason instanceof Unhealthy ? reason : undefined),
   invalid: (issues) => {
     const named = namedPaths(issues)
     return new ValidationFailed({
@@ -52,30 +55,42 @@ const classification: Classification<MarketplaceError> = {
   internal: () => new InternalError({ message: "Internal error" })
 }
 
+/** A declared failure as its response: the wire schema's body and status, with the request id. */
+const render = (error: MarketplaceError | Unhealthy, requestId: string) => {
+  const [wire, value] = error instanceof Unhealthy
+    ? [UnhealthyWire as Schema.Schema<unknown, unknown>, error]
+    : [wireByTag[error._tag] as Schema.Schema<unknown, unknown>, withRequestId(error, requestId)]
+  return HttpServerResponse.unsafeJson(Schema.encodeSync(wire)(value), {
+    status: HttpApiSchema.getStatus(wire.ast, 500),
+    headers: { "x-request-id": requestId }
+  })
+}
+
 /**
- * The typed overload only admits API-level errors, but this middleware fails
- * with any declared error of any endpoint; HttpApiBuilder encodes them all
- * with the union of every declared error schema, so the cast is sound.
+ * Answers every declared failure itself, in the envelope, so that the request
+ * id header is set on the response directly: a pre-response handler and a log
+ * annotation per request cost about a sixth of the throughput of a light
+ * route. The request id is attached to the logs of failures only.
  */
 export const ErrorEnvelopeLive = HttpApiBuilder.middleware((app) =>
   Effect.gen(function*() {
     const requestId = randomUUID()
-    yield* HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-    )
     // A declared oversized body is refused before reading; the size limit below catches the undeclared
     // (chunked) ones, by cutting the connection.
     const request = yield* HttpServerRequest.HttpServerRequest
     const declared = Number(request.headers["content-length"] ?? 0)
-    const guarded = declared > maxBodyBytes
+    const guarded: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown> = declared > maxBodyBytes
       ? Effect.fail(new BadRequest({ message: `The request body is larger than ${maxBodyBytes} bytes` }))
-      : app
+      : bodiless.has(request.method)
+      ? app
+      : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
     return yield* guarded.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
+      Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
       Effect.catchAllCause((cause) =>
-        Effect.flatMap(classify(cause, classification), (error) =>
-          error === undefined ? Effect.failCause(cause) : Effect.fail(withRequestId(error, requestId)))
-      ),
-      Effect.annotateLogs("requestId", requestId)
+        Effect.flatMap(
+          classify(cause, classification).pipe(Effect.annotateLogs("requestId", requestId)),
+          (error) => error === undefined ? Effect.failCause(cause) : Effect.succeed(render(error, requestId))
+        )
+      )
     )
   }) as unknown as HttpApp.Default)
