@@ -3,7 +3,7 @@
  * the first one instead of acting twice. Keys are scoped to a user and a route
  * and bound to a hash of the request; the store is shared by every replica.
  */
-import { Context, type Effect, Option, type Schema } from "effect"
+import { Context, type Effect, type Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { IdempotencyInProgress, IdempotencyKeyReused } from "../../schema/marketplace/Errors.js"
 
@@ -57,11 +57,9 @@ export const requestHash = (method: string, path: string, body: unknown): string
 /** Runs `effect` under the key when the request carried one, plainly otherwise. */
 export const withKey = <A, E, IA, IE, R>(
   idempotency: Idempotency["Type"],
-  key: Option.Option<string> | string | undefined,
+  key: string | undefined,
   request: Omit<IdempotentRequest, "key">,
   outcome: Outcome<A, E, IA, IE>,
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, E | IdempotencyInProgress | IdempotencyKeyReused, R> => {
-  const value = Option.isOption(key) ? key : Option.fromNullable(key)
-  return Option.isNone(value) ? effect : idempotency.run({ ...request, key: value.value }, outcome, effect)
-}
+): Effect.Effect<A, E | IdempotencyInProgress | IdempotencyKeyReused, R> =>
+  key === undefined ? effect : idempotency.run({ ...request, key }, outcome, effect)

@@ -23,6 +23,7 @@ import { NodeApi } from "../../schema/node/Api.js"
 import { type ConversationSummary, MessageResult } from "../../schema/node/Conversation.js"
 import { NodeError } from "../../schema/node/Errors.js"
 import { dataDirOption, resolveDataDir } from "./NodeServe.js"
+import { bodyText, clip, table } from "./Output.js"
 
 export const defaultNodeUrl = "http://127.0.0.1:8788"
 
@@ -108,13 +109,6 @@ const write = (stream: NodeJS.WriteStream, text: string) =>
 const out = (text: string) => write(process.stdout, text)
 const err = (text: string) => write(process.stderr, text)
 
-/**
- * The body of a response as text. The typed client decodes from the cached
- * `arrayBuffer`, so reading it the same way again gives the very bytes it decoded.
- */
-const bodyText = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.map(response.arrayBuffer, (buffer) => new TextDecoder().decode(buffer))
-
 /** The raw body of a typed call, for `--json`. */
 const printRaw = (response: HttpClientResponse.HttpClientResponse) =>
   Effect.flatMap(bodyText(response), (text) => out(text.endsWith("\n") ? text : `${text}\n`))
@@ -178,23 +172,13 @@ const runCommand = <E>(effect: Effect.Effect<void, E, HttpClient.HttpClient | Fi
 // ---------------------------------------------------------------------------
 // conversations
 
-const oneLine = (text: string, max: number) => {
-  const flat = Array.from(text, (c) => (c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f ? " " : c)).join("").trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
-
-/** Columns padded to their widest cell, two spaces apart. */
-export const table = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
-  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
-}
 
 export const conversationTable = (conversations: ReadonlyArray<ConversationSummary>) =>
   table([
     ["ID", "TITLE", "RUNNING", "UPDATED"],
     ...conversations.map((c) => [
       c.conversationId,
-      c.title === null || c.title.trim() === "" ? "(untitled)" : oneLine(c.title, 48),
+      c.title === null || c.title.trim() === "" ? "(untitled)" : clip(c.title, 48),
       c.running ? "yes" : "no",
       c.updatedAt
     ])

@@ -142,14 +142,14 @@ export const make = (options: Options) =>
             sql`INSERT INTO artifacts ${
               sql.insert({
                 id,
-                conversationId: input.conversationId,
+                conversationId: artifact.conversationId,
                 instanceId: null,
-                kind: input.kind,
-                mimeType: input.mimeType,
-                name: input.name,
+                kind: artifact.kind,
+                mimeType: artifact.mimeType,
+                name: artifact.name,
                 sizeBytes,
                 sha256,
-                state: "finalized",
+                state: artifact.state,
                 createdAt: at,
                 updatedAt: at
               })

@@ -18,6 +18,7 @@ import { Console, Data, Effect, flow, Option, ParseResult, Redacted, Schedule, S
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
 import { ErrorCode, isMarketplaceError, type MarketplaceError } from "../../../schema/marketplace/Errors.js"
 import { type Connection, type ConnectionOptions, MarketFailure, resolveConnection } from "./Settings.js"
+import { bodyText } from "../Output.js"
 
 /** A response the contract cannot decode: the server's fault (or another server), not the caller's input. */
 class BadResponse extends Data.TaggedError("BadResponse")<{ readonly error: ParseResult.ParseError }> {}
@@ -53,9 +54,6 @@ const errorCode = (error: MarketplaceError): string => {
 }
 
 const Envelope = Schema.parseJson(Schema.Struct({ error: Schema.Struct({ code: Schema.String, message: Schema.String }) }))
-
-const bodyText = (response: HttpClientResponse.HttpClientResponse) =>
-  Effect.map(response.arrayBuffer, (buffer) => new TextDecoder().decode(buffer))
 
 /** `code: message` of an error envelope the contract does not declare for the route (429, 503, …). */
 const undeclaredAnswer = (response: HttpClientResponse.HttpClientResponse) =>

@@ -3,13 +3,8 @@ import type { AccountProfile } from "../../../schema/marketplace/Account.js"
 import type { CollectionState } from "../../../schema/marketplace/Catalog.js"
 import type { CurationResult } from "../../../schema/marketplace/Curation.js"
 import type { InstallCoordinate, PackageDetail, PackageSummary } from "../../../schema/marketplace/Package.js"
-import { table } from "../NodeClient.js"
+import { clip, table } from "../Output.js"
 
-/** One line at most `max` characters long: control characters become spaces, the cut shows as `…`. */
-export const clip = (text: string, max: number) => {
-  const flat = Array.from(text, (c) => (c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f ? " " : c)).join("").trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
 
 const orDash = (value: string | null | undefined) => (value === null || value === undefined || value === "" ? "-" : value)
 const list = (values: ReadonlyArray<string>) => (values.length === 0 ? "-" : values.join(", "))
