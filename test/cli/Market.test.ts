@@ -6,28 +6,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type Context, Effect, Redacted } from "effect"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
 import type { Scope } from "../../schema/marketplace/Account.js"
 import { Credentials } from "../../services/marketplace/Credentials.js"
 import { type RunningMarketplace, startMarketplace } from "../support/MarketplaceServer.js"
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href
-const main = path.join(root, "src/cli/main.ts")
+import { type Outcome, runClark } from "../support/Cli.js"
 
 const commandTimeout = 60_000
 const slow = 120_000
-
-interface Outcome {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
 let tmp: string
 let home: string
@@ -51,19 +40,11 @@ const cleanEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv =>
   return { ...rest, HOME: home, XDG_CONFIG_HOME: xdg, ...extra }
 }
 
-const run = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
-  new Promise<Outcome>((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", tsx, main, "market", ...args],
-      { cwd: root, env: cleanEnv(env), timeout: commandTimeout, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const outcome = { code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr }
-        outputs.push(outcome)
-        resolve(outcome)
-      }
-    )
-  })
+const run = async (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>) => {
+  const outcome = await runClark(["market", ...args], { env: cleanEnv(env), timeout: commandTimeout })
+  outputs.push(outcome)
+  return outcome
+}
 
 /** A command against the test server, configured by the environment unless the test says otherwise. */
 const clark = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = { CLARK_MARKETPLACE_URL: server.baseUrl }) =>

@@ -6,33 +6,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
 import * as Database from "../../layers/marketplace/sql/Database.js"
 import * as TokenFormat from "../../services/marketplace/TokenFormat.js"
 import { postgresDatabase, type TestDatabase } from "../support/Databases.js"
+import { clarkArgs, root, runClark } from "../support/Cli.js"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-/** The tsx loader by absolute URL, so a command may also run from another directory. */
-const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href
-const main = path.join(root, "src/cli/main.ts")
 
 /** Each command is killed after this long. */
 const commandTimeout = 90_000
 const slow = 120_000
-
-interface Outcome {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-  /** stdout and stderr together, for messages whose stream does not matter. */
-  readonly output: string
-}
 
 /** The environment of every command: no database chosen unless a test says so. */
 const baseEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
@@ -51,17 +38,7 @@ const clark = (
   args: ReadonlyArray<string>,
   options: { readonly env?: Readonly<Record<string, string>>; readonly cwd?: string } = {}
 ) =>
-  new Promise<Outcome>((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", tsx, main, "marketplace", ...args],
-      { cwd: options.cwd ?? root, env: baseEnv(options.env ?? {}), timeout: commandTimeout, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resolve({ code, signal: error?.signal ?? null, stdout, stderr, output: `${stdout}\n${stderr}` })
-      }
-    )
-  })
+  runClark(["marketplace", ...args], { env: baseEnv(options.env ?? {}), timeout: commandTimeout, cwd: options.cwd })
 
 /** Runs a query on a database URL with the product's own client (no migrations run). */
 const query = <A>(url: string, use: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
@@ -462,7 +439,7 @@ describe("marketplace serve", () => {
     let output = ""
     const started = spawn(
       process.execPath,
-      ["--import", tsx, main, "marketplace", "serve", "--database", url, "--port", String(port), "--seed-demo-if-empty"],
+      clarkArgs(["marketplace", "serve", "--database", url, "--port", String(port), "--seed-demo-if-empty"]),
       { cwd: root, env: baseEnv({}), stdio: ["ignore", "pipe", "pipe"], timeout: commandTimeout }
     )
     child = started

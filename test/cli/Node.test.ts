@@ -5,17 +5,13 @@
  * checking exit codes and what it prints.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { clarkArgs, type Outcome, root, runClark } from "../support/Cli.js"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-/** The tsx loader by absolute URL, as in the marketplace CLI test. */
-const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href
-const main = path.join(root, "src/cli/main.ts")
 
 /** Every child process is killed after this long. */
 const commandTimeout = 60_000
@@ -23,13 +19,6 @@ const slow = 120_000
 
 /** How long the scripted turn named "long" keeps writing, so it can be stopped midway. */
 const longDelay = 20_000
-
-interface Outcome {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
 /** The environment of every command: no node URL or data dir inherited from the caller. */
 const baseEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
@@ -48,17 +37,7 @@ let serverOutput = ""
 const nodeEnv = () => ({ CLARK_NODE_URL: baseUrl, CC_DATA_DIR: dataDir })
 
 const clark = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = nodeEnv()) =>
-  new Promise<Outcome>((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", tsx, main, "node", ...args],
-      { cwd: root, env: baseEnv(env), timeout: commandTimeout, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resolve({ code, signal: error?.signal ?? null, stdout, stderr })
-      }
-    )
-  })
+  runClark(["node", ...args], { env: baseEnv(env), timeout: commandTimeout })
 
 interface Chunk {
   readonly at: number
@@ -67,7 +46,7 @@ interface Chunk {
 
 /** A command whose stdout is read chunk by chunk as it arrives. */
 const clarkIncremental = (args: ReadonlyArray<string>) => {
-  const child = spawn(process.execPath, ["--import", tsx, main, "node", ...args], {
+  const child = spawn(process.execPath, clarkArgs(["node", ...args]), {
     cwd: root,
     env: baseEnv(nodeEnv()),
     stdio: ["ignore", "pipe", "pipe"],
@@ -103,7 +82,7 @@ const clarkIncremental = (args: ReadonlyArray<string>) => {
         check()
       }),
     done: new Promise<Outcome>((resolve) => {
-      child.once("close", (code, signal) => resolve({ code, signal, stdout: stdout(), stderr }))
+      child.once("close", (code, signal) => resolve({ code, signal, stdout: stdout(), stderr, output: `${stdout()}\n${stderr}` }))
     })
   }
 }
@@ -156,7 +135,7 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${port}`
   const child = spawn(
     process.execPath,
-    ["--import", tsx, main, "node", "serve", "--data-dir", dataDir, "--port", String(port), "--model", `scripted:${script}`],
+    clarkArgs(["node", "serve", "--data-dir", dataDir, "--port", String(port), "--model", `scripted:${script}`]),
     {
       cwd: root,
       env: baseEnv({ CC_APP_SECRET: "node-cli-test-secret" }),
