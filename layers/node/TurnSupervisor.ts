@@ -18,17 +18,22 @@ import {
   FiberSet,
   Layer,
   Option,
-  PubSub,
-  Schema,
-  Stream
+  Schema
 } from "effect"
-import type { Block, MessageResult, Ref, Resolution, Timeline } from "../../schema/node/Conversation.js"
+import type { Block, MessageResult, Ref, Resolution, Timeline, TimelineEntry } from "../../schema/node/Conversation.js"
 import { nodeError } from "../../schema/node/Errors.js"
 import type { Channel, Surface } from "../../schema/node/Security.js"
 import { makeId } from "../../services/common/Ids.js"
 import { resolveAppIntent } from "../../services/node/AppIntents.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
-import { ConversationStore, type Question, type QuestionPrompt } from "../../services/node/ConversationStore.js"
+import {
+  type Checkpoint,
+  ConversationStore,
+  type NewMessage,
+  type Question,
+  type QuestionPrompt,
+  type SavedEntry
+} from "../../services/node/ConversationStore.js"
 import {
   type ModelEvent,
   type ModelFailure,
@@ -37,6 +42,7 @@ import {
   type ToolSpec
 } from "../../services/node/ModelProvider.js"
 import {
+  type EventSink,
   type QuestionOutcome,
   type Route,
   type Submission,
@@ -66,9 +72,10 @@ export type TurnSettings = Config.Config.Success<typeof TurnSettings>
 
 const maxRounds = 8
 /**
- * A running turn's events and reply are written to the store at most this often
- * (and when it ends): followers read the turn's log in memory, so the hot path
- * of a delta touches no database; a crash loses at most this much of a reply.
+ * Running turns' events and replies are written to the store together, in one
+ * transaction, this often (and at once when a turn ends or runs a tool):
+ * followers read a turn's log in memory, so the hot path of a delta touches no
+ * database; a crash loses at most this much of a reply.
  */
 const checkpointEvery = Duration.millis(250)
 
@@ -139,18 +146,27 @@ interface Turn {
   readonly route: Route
   readonly userMessageId: string
   readonly assistantMessageId: string
-  readonly hub: PubSub.PubSub<TurnEvent>
+  /** The turn's user message and the messages steered into it, as last written (the `done` timeline). */
+  readonly entries: Array<TimelineEntry>
+  /** Who receives the turn's events live. */
+  readonly followers: Set<EventSink>
+  /** Completed once the `done` event has gone out. */
+  readonly closed: Deferred.Deferred<void>
+  /** The answer of the turn (the `done` event's data), once it is stored. */
+  readonly result: Deferred.Deferred<MessageResult>
   readonly steers: Array<string>
-  readonly ended: Deferred.Deferred<Status>
   readonly blocks: Array<Block>
   /** Every event of the turn so far; followers replay it while the turn runs. */
   readonly log: Array<TurnEvent>
   /** How many of `log` are in the store. */
   persisted: number
+  /** The reply's end, set when the turn ends; the next checkpoint writes it. */
+  final: { readonly status: Status; readonly note: string | null } | undefined
+  /** The reply as the checkpoint that wrote its end left it. */
+  saved: SavedEntry | undefined
   phase: Phase
   seq: number
   stopNote: string | undefined
-  flushedAt: number
   fiber: Fiber.RuntimeFiber<void> | undefined
 }
 
@@ -214,31 +230,38 @@ export const make = (settings: TurnSettings) =>
     // ---------------------------------------------------------------------------------------------
     // Events
 
-    const emit = (turn: Turn, event: TurnEventName, data: unknown) =>
-      Effect.gen(function*() {
-        const published: TurnEvent = { taskId: turn.taskId, seq: ++turn.seq, event, data }
-        turn.log.push(published)
-        yield* PubSub.publish(turn.hub, published)
+    /** Turns with events or reply text that the store does not have yet. */
+    const unsaved = new Set<Turn>()
+    /** Open while `unsaved` has turns: wakes the periodic checkpoint only when there is something to write. */
+    const pending = yield* Effect.makeLatch(false)
+
+    /** Logs an event and hands it to every follower, synchronously: the hot path of a delta. */
+    const emit = (turn: Turn, event: TurnEventName, data: unknown): void => {
+      const published: TurnEvent = { taskId: turn.taskId, seq: ++turn.seq, event, data }
+      turn.log.push(published)
+      if (unsaved.size === 0) pending.unsafeOpen()
+      unsaved.add(turn)
+      for (const sink of turn.followers) sink(published)
+      if (event === "done") {
+        turn.followers.clear()
+        Deferred.unsafeDone(turn.closed, Exit.void)
+      }
+    }
+
+    /** Hands `sink` a turn's events after `afterSeq`: those in its log at once, then each as it happens, to `done`. */
+    const followTurn = (turn: Turn, afterSeq: number, sink: EventSink): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        for (const event of turn.log) if (event.seq > afterSeq) sink(event)
+        if (turn.log.at(-1)?.event === "done") return Effect.void
+        turn.followers.add(sink)
+        return Effect.ensuring(Deferred.await(turn.closed), Effect.sync(() => turn.followers.delete(sink)))
       })
 
-    /** The events of a task after `afterSeq`: a running turn's from its log, then live; an ended one's from the store. */
-    const follow = (taskId: string, turn: Turn | undefined, afterSeq: number) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        if (turn === undefined) {
-          const stored = yield* store.events(taskId, afterSeq)
-          return Stream.fromIterable(
-            stored.map((e): TurnEvent => ({ taskId, seq: e.seq, event: e.event as TurnEventName, data: e.data }))
-          )
-        }
-        // Subscribe before reading the log: an event is logged before it is published, so none falls between.
-        const live = yield* PubSub.subscribe(turn.hub)
-        const replay = turn.log.filter((e) => e.seq > afterSeq)
-        const last = turn.log.at(-1)?.seq ?? afterSeq
-        const rest = replay.some((e) => e.event === "done")
-          ? Stream.empty
-          : Stream.fromQueue(live).pipe(Stream.filter((e) => e.seq > last))
-        return Stream.concat(Stream.fromIterable(replay), rest).pipe(Stream.takeUntil((e) => e.event === "done"))
-      }))
+    /** Hands `sink` the stored events of an ended turn after `afterSeq`. */
+    const followStored = (taskId: string, afterSeq: number, sink: EventSink) =>
+      Effect.map(store.events(taskId, afterSeq), (events) => {
+        for (const e of events) sink({ taskId, seq: e.seq, event: e.event as TurnEventName, data: e.data })
+      })
 
     const taskTimeline = (conversationId: string, taskId: string | null, messageIds: ReadonlyArray<string>) =>
       Effect.map(store.taskEntries(conversationId, taskId, messageIds), ({ entries, last }): Timeline => ({
@@ -266,21 +289,34 @@ export const make = (settings: TurnSettings) =>
     // ---------------------------------------------------------------------------------------------
     // Running a turn
 
-    /** Writes the turn's new events and its reply's blocks, at most every `checkpointEvery` unless forced. */
-    const checkpoint = (turn: Turn, force: boolean) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        if (!force && now - turn.flushedAt < Duration.toMillis(checkpointEvery)) return
-        turn.flushedAt = now
+    const flushLock = Effect.unsafeMakeSemaphore(1)
+
+    /**
+     * Writes every unsaved turn's new events and reply in one transaction. Ending turns call it at once, so the
+     * turns an emergency stop ends are written together: each waits for the lock, and the first to get it takes
+     * all of them. Uninterruptible: the events it takes are marked stored before they are.
+     */
+    const flush = flushLock.withPermits(1)(Effect.suspend(() => {
+      if (unsaved.size === 0) return Effect.void
+      const batch = [...unsaved]
+      unsaved.clear()
+      const checkpoints = batch.map((turn): Checkpoint => {
         const events = turn.log.slice(turn.persisted)
         turn.persisted = turn.log.length
-        yield* store.checkpoint({
+        return {
           conversationId: turn.conversationId,
           taskId: turn.taskId,
           events,
-          reply: { messageId: turn.assistantMessageId, patch: { blocks: [...turn.blocks] } }
-        })
+          reply: turn.saved === undefined
+            ? { messageId: turn.assistantMessageId, patch: { ...turn.final, blocks: [...turn.blocks] } }
+            : undefined
+        }
       })
+      return Effect.map(store.checkpoint(checkpoints), (saved) =>
+        batch.forEach((turn, i) => {
+          if (turn.final !== undefined && turn.saved === undefined) turn.saved = saved[i]
+        }))
+    })).pipe(Effect.uninterruptible)
 
     const appendText = (turn: Turn, type: "text" | "reasoning", text: string) => {
       const last = turn.blocks.at(-1)
@@ -358,7 +394,7 @@ export const make = (settings: TurnSettings) =>
           detail: { controlId, action: action.action }
         })
         turn.blocks.push({ type: "host-control", controlId, action: action.action, status: "waiting" })
-        yield* emit(turn, "host-control", { controlId, ...action })
+        emit(turn, "host-control", { controlId, ...action })
         // The waiting route has no app to act on it, so it never waits for the answer.
         const answered = turn.route === "wait"
           ? Option.none()
@@ -396,32 +432,29 @@ export const make = (settings: TurnSettings) =>
 
     /** One call of the model: deltas go out as they come; tool calls are collected. */
     const modelRound = (turn: Turn, messages: ReadonlyArray<ModelMessage>) =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         const calls: Array<{ readonly id: string; readonly name: string; readonly input: unknown }> = []
         let text = ""
-        yield* model.stream({ messages, tools }).pipe(
-          Stream.runForEach((event: ModelEvent) =>
-            Effect.gen(function*() {
-              if (turn.phase === "setup") turn.phase = "writing"
-              switch (event._tag) {
-                case "TextDelta":
-                  text += event.text
-                  appendText(turn, "text", event.text)
-                  yield* emit(turn, "delta", { text: event.text })
-                  break
-                case "ReasoningDelta":
-                  appendText(turn, "reasoning", event.text)
-                  yield* emit(turn, "reasoning", { text: event.text })
-                  break
-                case "ToolCall":
-                  calls.push(event)
-                  break
-              }
-              yield* checkpoint(turn, false)
-            })
-          )
+        return Effect.map(
+          model.run({ messages, tools }, (event: ModelEvent) => {
+            if (turn.phase === "setup") turn.phase = "writing"
+            switch (event._tag) {
+              case "TextDelta":
+                text += event.text
+                appendText(turn, "text", event.text)
+                emit(turn, "delta", { text: event.text })
+                break
+              case "ReasoningDelta":
+                appendText(turn, "reasoning", event.text)
+                emit(turn, "reasoning", { text: event.text })
+                break
+              case "ToolCall":
+                calls.push(event)
+                break
+            }
+          }),
+          () => ({ text, calls })
         )
-        return { text, calls }
       })
 
     /** Takes the steered messages for the next round, or closes the turn to steering when there are none. */
@@ -443,7 +476,7 @@ export const make = (settings: TurnSettings) =>
             let endsTurn = false
             for (const call of calls) {
               turn.blocks.push({ type: "tool", toolCallId: call.id, name: call.name, input: call.input, status: "running" })
-              yield* emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input })
+              emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input })
               const result = yield* runTool(turn, call.name, call.input)
               if ("endsTurn" in result && result.endsTurn) endsTurn = true
               replaceBlock(turn, (b) => b.type === "tool" && b.toolCallId === call.id, {
@@ -454,7 +487,7 @@ export const make = (settings: TurnSettings) =>
                 output: result.output,
                 status: result.status
               })
-              yield* emit(turn, "tool-end", {
+              emit(turn, "tool-end", {
                 toolCallId: call.id,
                 name: call.name,
                 status: result.status,
@@ -462,7 +495,7 @@ export const make = (settings: TurnSettings) =>
               })
               messages.push({ role: "tool", toolCallId: call.id, name: call.name, output: result.output })
             }
-            yield* checkpoint(turn, true)
+            yield* flush
             if (endsTurn) break
             continue
           }
@@ -479,7 +512,7 @@ export const make = (settings: TurnSettings) =>
         Effect.catchTag("ModelFailure", (failure: ModelFailure) =>
           Effect.gen(function*() {
             turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
-            yield* emit(turn, "error", { code: failure.code, message: failure.message })
+            emit(turn, "error", { code: failure.code, message: failure.message })
             return yield* Effect.fail(failure)
           })),
         Effect.timeoutFail({ duration: settings.wallClock, onTimeout: () => "wall-clock" as const }),
@@ -504,69 +537,91 @@ export const make = (settings: TurnSettings) =>
         if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
           yield* Effect.logError("Turn failed", exit.cause)
         }
-        yield* store.checkpoint({
-          conversationId: turn.conversationId,
+        turn.final = { status, note }
+        unsaved.add(turn)
+        yield* flush
+        const saved = turn.saved
+        if (saved === undefined) return yield* Effect.dieMessage(`The end of turn ${turn.taskId} was not stored`)
+        // The answer is built from what the turn knows and what the write returned: no read per ending turn.
+        const result: MessageResult = {
+          resolution: resolutionOf(status),
           taskId: turn.taskId,
-          events: turn.log.slice(turn.persisted),
-          reply: { messageId: turn.assistantMessageId, patch: { status, note, blocks: [...turn.blocks] } }
-        })
-        turn.persisted = turn.log.length
-        const result = yield* resultOf(turn.conversationId, turn.taskId, resolutionOf(status), [
-          turn.userMessageId,
-          turn.assistantMessageId
-        ])
-        yield* emit(turn, "done", result)
-        yield* store.checkpoint({ conversationId: turn.conversationId, taskId: turn.taskId, events: turn.log.slice(turn.persisted) })
-        turn.persisted = turn.log.length
-        yield* Deferred.succeed(turn.ended, status)
+          messageIds: [turn.userMessageId, turn.assistantMessageId],
+          timeline: {
+            conversationId: turn.conversationId,
+            entries: [...turn.entries, saved.entry].sort((a, b) => a.seq - b.seq),
+            last: saved.last
+          }
+        }
+        emit(turn, "done", result)
+        yield* flush
+        yield* Deferred.succeed(turn.result, result)
         yield* locked(turn.conversationId, (state) =>
           Effect.gen(function*() {
             if (state.running === turn) state.running = undefined
             const next = state.waiting.shift()
             if (next !== undefined && !closing) {
-              const started = yield* startTurn(state, next.submission, next.userMessageId)
+              const started = yield* startWaiting(state, next)
               yield* Deferred.succeed(next.started, Option.some(started))
             }
           }))
       }).pipe(Effect.orDie)
 
-    /** Starts the turn answering a stored user message; the caller holds the conversation lock. */
-    const startTurn = (state: ConversationState, submission: Submission, userMessageId: string): Effect.Effect<Turn> =>
+    const replyRow = (conversationId: string, taskId: string): NewMessage => ({
+      conversationId,
+      role: "assistant",
+      origin: null,
+      channel: null,
+      status: "writing",
+      taskId,
+      blocks: []
+    })
+
+    /** Starts the turn of a stored user message and its stored reply; the caller holds the conversation lock. */
+    const beginTurn = (
+      state: ConversationState,
+      submission: Submission,
+      taskId: string,
+      user: TimelineEntry,
+      reply: TimelineEntry
+    ): Effect.Effect<Turn> =>
       Effect.gen(function*() {
-        const taskId = yield* makeId("task")
-        yield* store.updateMessage(submission.conversationId, userMessageId, { status: "complete", taskId })
-        const assistant = yield* store.insertMessage({
-          conversationId: submission.conversationId,
-          role: "assistant",
-          origin: null,
-          channel: null,
-          status: "writing",
-          taskId,
-          blocks: []
-        })
         const turn: Turn = {
           taskId,
           conversationId: submission.conversationId,
           origin: submission.caller.surface,
           channel: submission.caller.channel,
           route: submission.route,
-          userMessageId,
-          assistantMessageId: assistant.messageId,
-          hub: yield* PubSub.unbounded<TurnEvent>(),
+          userMessageId: user.messageId,
+          assistantMessageId: reply.messageId,
+          entries: [user],
+          followers: new Set(),
+          closed: yield* Deferred.make<void>(),
+          result: yield* Deferred.make<MessageResult>(),
           steers: [],
-          ended: yield* Deferred.make<Status>(),
           blocks: [],
           log: [],
           persisted: 0,
+          final: undefined,
+          saved: undefined,
           phase: "setup",
           seq: 0,
           stopNote: undefined,
-          flushedAt: 0,
           fiber: undefined
         }
         state.running = turn
         turn.fiber = yield* FiberSet.run(turns, runTurn(turn))
         return turn
+      })
+
+    /** Starts the turn of a message that waited; the caller holds the conversation lock. */
+    const startWaiting = (state: ConversationState, waiting: Waiting) =>
+      Effect.gen(function*() {
+        const { conversationId } = waiting.submission
+        const taskId = yield* makeId("task")
+        const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete", taskId })
+        const reply = yield* store.insertMessage(replyRow(conversationId, taskId))
+        return yield* beginTurn(state, waiting.submission, taskId, user.entry, reply)
       })
 
     // ---------------------------------------------------------------------------------------------
@@ -593,24 +648,28 @@ export const make = (settings: TurnSettings) =>
     const ownTicket = (turn: Turn): Ticket => ({
       disposition: "started",
       taskId: turn.taskId,
-      events: follow(turn.taskId, turn, 0),
-      result: Effect.flatMap(Deferred.await(turn.ended), (status) =>
-        resultOf(turn.conversationId, turn.taskId, resolutionOf(status), [turn.userMessageId, turn.assistantMessageId]))
+      follow: (sink) => followTurn(turn, 0, sink),
+      result: Deferred.await(turn.result)
     })
 
+    /** A message steered into a running turn follows the rest of it; its `done` carries the steered result. */
     const steeredTicket = (turn: Turn): Ticket => {
-      const result = Effect.flatMap(
-        Deferred.await(turn.ended),
-        () => resultOf(turn.conversationId, turn.taskId, "steered", [])
+      const result = Effect.map(
+        Deferred.await(turn.result),
+        (answer): MessageResult => ({ ...answer, resolution: "steered", messageIds: [] })
       )
+      const from = turn.seq
       return {
         disposition: "steered",
         taskId: turn.taskId,
-        events: follow(turn.taskId, turn, turn.seq).pipe(
-          Stream.mapEffect((event) =>
-            event.event === "done" ? Effect.map(result, (data): TurnEvent => ({ ...event, data })) : Effect.succeed(event)
-          )
-        ),
+        follow: (sink) =>
+          Effect.gen(function*() {
+            yield* followTurn(turn, from, (event) => {
+              if (event.event !== "done") sink(event)
+            })
+            const done = turn.log.at(-1)!
+            sink({ ...done, data: yield* result })
+          }),
         result
       }
     }
@@ -623,14 +682,18 @@ export const make = (settings: TurnSettings) =>
       return {
         disposition,
         taskId: null,
-        events: Stream.unwrap(Effect.map(outcome, Option.match({
-          onSome: (turn) => ownTicket(turn).events,
-          onNone: () =>
-            Stream.fromEffect(Effect.map(
-              cancelledResult(conversationId, [waiting.userMessageId]),
-              (data): TurnEvent => ({ taskId: "none", seq: 1, event: "done", data })
-            ))
-        }))),
+        follow: (sink) =>
+          Effect.flatMap(
+            outcome,
+            Option.match({
+              onSome: (turn) => followTurn(turn, 0, sink),
+              onNone: () =>
+                Effect.map(
+                  cancelledResult(conversationId, [waiting.userMessageId]),
+                  (data) => sink({ taskId: "none", seq: 1, event: "done", data })
+                )
+            })
+          ),
         result: Effect.flatMap(outcome, Option.match({
           onSome: (turn) => ownTicket(turn).result,
           onNone: () => cancelledResult(conversationId, [waiting.userMessageId])
@@ -660,7 +723,7 @@ export const make = (settings: TurnSettings) =>
       return {
         disposition: "replayed",
         taskId,
-        events: taskId === null ? Stream.empty : follow(taskId, undefined, 0),
+        follow: (sink) => taskId === null ? Effect.void : followStored(taskId, 0, sink),
         result
       }
     }
@@ -698,15 +761,22 @@ export const make = (settings: TurnSettings) =>
             const interrupt = running !== undefined && intent === undefined && sameVoice && !bare &&
               refs.length > 0 && submission.route === "wait" && running.phase === "writing"
 
-            const user = yield* store.insertMessage({
+            const startsNow = intent === undefined && running === undefined && state.waiting.length === 0
+            const newTask = startsNow ? yield* makeId("task") : undefined
+            const userRow: NewMessage = {
               conversationId,
               role: "user",
               origin: caller.surface,
               channel: caller.channel,
-              status: intent !== undefined || steer ? "complete" : "waiting",
-              taskId: steer ? running!.taskId : null,
+              status: intent !== undefined || steer || startsNow ? "complete" : "waiting",
+              taskId: steer ? running!.taskId : newTask ?? null,
               blocks
-            })
+            }
+            // A message that starts a turn is stored with its reply in one transaction.
+            const [user, reply] = newTask === undefined
+              ? [yield* store.insertMessage(userRow)]
+              : yield* store.insertMessages([userRow, replyRow(conversationId, newTask)])
+            if (user === undefined) return yield* Effect.dieMessage("The message was not stored")
             yield* audit.append({
               kind: "message",
               conversationId,
@@ -729,21 +799,17 @@ export const make = (settings: TurnSettings) =>
                 disposition: "app-intent",
                 taskId: null,
                 result,
-                events: Stream.fromEffect(Effect.map(result, (data): TurnEvent => ({
-                  taskId: "none",
-                  seq: 1,
-                  event: "done",
-                  data
-                })))
+                follow: (sink) => Effect.map(result, (data) => sink({ taskId: "none", seq: 1, event: "done", data }))
               } satisfies Ticket
             }
             if (steer) {
               running!.steers.push(request.text)
+              running!.entries.push(user)
               yield* remember(running!.taskId)
               return steeredTicket(running!)
             }
-            if (running === undefined && state.waiting.length === 0) {
-              const turn = yield* startTurn(state, submission, user.messageId)
+            if (newTask !== undefined && reply !== undefined) {
+              const turn = yield* beginTurn(state, submission, newTask, user, reply)
               yield* remember(turn.taskId)
               return ownTicket(turn)
             }
@@ -777,7 +843,7 @@ export const make = (settings: TurnSettings) =>
         return {
           disposition: "replayed",
           taskId,
-          events: follow(taskId, running, afterSeq),
+          follow: (sink) => running !== undefined ? followTurn(running, afterSeq, sink) : followStored(taskId, afterSeq, sink),
           result: running !== undefined
             ? ownTicket(running).result
             : Effect.succeed(done?.data as MessageResult)
@@ -1073,6 +1139,14 @@ export const make = (settings: TurnSettings) =>
       }
       for (const question of yield* store.openQuestions) yield* scheduleExpiry(question.id, question.expiresAt)
     })
+
+    yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+      yield* pending.await
+      yield* Effect.sleep(checkpointEvery)
+      // Closed before the write takes the batch: whatever is logged after that opens it again.
+      pending.unsafeClose()
+      yield* flush
+    })))
 
     // Shutdown ends turns and waiting messages like an emergency stop (message rule 6).
     yield* Effect.addFinalizer(() =>

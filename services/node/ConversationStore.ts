@@ -28,6 +28,20 @@ export interface MessagePatch {
   readonly taskId?: string | null
 }
 
+/** What a running turn writes at a checkpoint: its new events, and its reply as it stands. */
+export interface Checkpoint {
+  readonly conversationId: string
+  readonly taskId: string
+  readonly events: ReadonlyArray<StoredEvent>
+  readonly reply?: { readonly messageId: string; readonly patch: MessagePatch } | undefined
+}
+
+/** A message as a write left it, and the conversation's revision after that write. */
+export interface SavedEntry {
+  readonly entry: TimelineEntry
+  readonly last: number
+}
+
 export interface StoredEvent {
   readonly seq: number
   readonly event: string
@@ -66,7 +80,10 @@ export class ConversationStore extends Context.Tag("clark/node/ConversationStore
   readonly get: (id: string) => Effect.Effect<Option.Option<Conversation>>
   readonly list: Effect.Effect<ReadonlyArray<Omit<ConversationSummary, "running">>>
   readonly insertMessage: (message: NewMessage) => Effect.Effect<TimelineEntry>
-  readonly updateMessage: (conversationId: string, messageId: string, patch: MessagePatch) => Effect.Effect<void>
+  /** Inserts messages in one transaction, in order. */
+  readonly insertMessages: (messages: ReadonlyArray<NewMessage>) => Effect.Effect<ReadonlyArray<TimelineEntry>>
+  /** Changes a message under a new revision and returns it as changed. */
+  readonly updateMessage: (conversationId: string, messageId: string, patch: MessagePatch) => Effect.Effect<SavedEntry>
   readonly message: (messageId: string) => Effect.Effect<Option.Option<TimelineEntry>>
   /** Entries inserted or changed after revision `after`, in timeline order, and the newest revision. */
   readonly timeline: (
@@ -79,15 +96,13 @@ export class ConversationStore extends Context.Tag("clark/node/ConversationStore
     taskId: string | null,
     messageIds: ReadonlyArray<string>
   ) => Effect.Effect<{ readonly entries: ReadonlyArray<TimelineEntry>; readonly last: number }>
-  /** Stores events of a turn, and the reply's blocks, in one transaction. */
+  /**
+   * Stores the checkpoints of any number of turns in one transaction; for each checkpoint with a reply, the reply
+   * as saved (in the order given).
+   */
   readonly checkpoint: (
-    checkpoint: {
-      readonly conversationId: string
-      readonly taskId: string
-      readonly events: ReadonlyArray<StoredEvent>
-      readonly reply?: { readonly messageId: string; readonly patch: MessagePatch } | undefined
-    }
-  ) => Effect.Effect<void>
+    checkpoints: ReadonlyArray<Checkpoint>
+  ) => Effect.Effect<ReadonlyArray<SavedEntry | undefined>>
   readonly events: (taskId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<StoredEvent>>
   readonly clientRequest: (
     conversationId: string,

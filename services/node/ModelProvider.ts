@@ -2,7 +2,7 @@
  * A language model as the turn engine sees it: a prompt in, a stream of text,
  * reasoning and tool calls out. Tools are run by the engine, not the provider.
  */
-import { Context, Schema, type Stream } from "effect"
+import { Chunk, Context, Effect, Schema, Stream } from "effect"
 
 export type ModelMessage =
   | { readonly role: "system"; readonly text: string }
@@ -42,7 +42,28 @@ export interface ModelInfo {
   readonly name: string
 }
 
+/** Receives the model's events as they arrive; it runs synchronously and must not block. */
+export type ModelEventSink = (event: ModelEvent) => void
+
 export class ModelProvider extends Context.Tag("clark/node/ModelProvider")<ModelProvider, {
   readonly info: ModelInfo | null
-  readonly stream: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelFailure>
+  /**
+   * One call of the model: each event goes to `onEvent` as it arrives, and the effect ends with the answer.
+   * A callback rather than a Stream because the turn engine handles every delta synchronously, and a Stream
+   * element that crosses an asynchronous boundary costs tens of microseconds of runtime work (see
+   * docs/decisions.md, "The node's hot path").
+   */
+  readonly run: (request: ModelRequest, onEvent: ModelEventSink) => Effect.Effect<void, ModelFailure>
 }>() {}
+
+/** `run` for providers that parse their answer as a Stream: each chunk is handed over in one step. */
+export const runStream = <R>(stream: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelFailure, R>) =>
+(request: ModelRequest, onEvent: ModelEventSink): Effect.Effect<void, ModelFailure, R> =>
+  Stream.runForEachChunk(stream(request), (chunk) => Effect.sync(() => Chunk.forEach(chunk, onEvent)))
+
+/** Every event of one call, in order (tests, and callers that want the whole answer). */
+export const collect = (provider: ModelProvider["Type"], request: ModelRequest) =>
+  Effect.suspend(() => {
+    const events: Array<ModelEvent> = []
+    return Effect.as(provider.run(request, (event) => events.push(event)), events)
+  })

@@ -3,7 +3,7 @@
  * behind it, and the steering rules of the spec. Events of a turn go to every
  * follower; a follower that leaves never stops the turn.
  */
-import { Context, type Duration, type Effect, type Stream } from "effect"
+import { Context, type Duration, type Effect } from "effect"
 import type { MessageRequest, MessageResult } from "../../schema/node/Conversation.js"
 import type { NodeError } from "../../schema/node/Errors.js"
 import type { Caller } from "../../schema/node/Security.js"
@@ -30,13 +30,23 @@ export interface Submission {
 /** What the supervisor did with a message. */
 export type Disposition = "started" | "steered" | "waiting" | "interrupting" | "app-intent" | "replayed"
 
+/**
+ * Receives a turn's events as they happen, on the turn's own fiber: it runs synchronously and must only hand the
+ * event on (buffer or write it), never block. A callback rather than a Stream per follower: see
+ * docs/decisions.md, "The node's hot path".
+ */
+export type EventSink = (event: TurnEvent) => void
+
 /** What the submitter of one message follows. */
 export interface Ticket {
   readonly disposition: Disposition
   /** The task of the turn answering it, when known at submission. */
   readonly taskId: string | null
-  /** The events of the turn that answers it (replayed from where it joined), ending with its own `done`. */
-  readonly events: Stream.Stream<TurnEvent>
+  /**
+   * Hands `sink` the events of the turn that answers it (replayed from where it joined, then live), ending with its
+   * own `done`, and ends after that. Interrupting it only stops the delivery; the turn goes on.
+   */
+  readonly follow: (sink: EventSink) => Effect.Effect<void>
   /** The result, once the answering turn has ended. */
   readonly result: Effect.Effect<MessageResult>
 }

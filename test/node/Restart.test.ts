@@ -205,7 +205,7 @@ describe("questions across a restart", () => {
 })
 
 describe("crash", () => {
-  it.scoped("a reply cut off by SIGKILL is stopped with its text kept when the node starts again", () =>
+  it.scoped("a reply cut off by SIGKILL is stopped with its checkpointed text kept when the node starts again", () =>
     Effect.gen(function*() {
       const dataDir = NodeServer.makeDataDir()
       const scriptFile = path.join(dataDir, "..", `${path.basename(dataDir)}-script.json`)
@@ -278,6 +278,14 @@ describe("crash", () => {
       })
       expect(received).toContain("event: delta")
       expect(received).toContain(`data: {"text":"start "}`)
+      // A running reply reaches the store at its next checkpoint (at most 250 ms later); then the crash.
+      yield* eventually(
+        Effect.promise(() =>
+          fetch(`${baseUrl}/conversations/${id}/timeline`, { headers }).then((r) => r.json() as Promise<any>)
+        ),
+        (body) => body.entries?.some((e: any) => e.role === "assistant" && textOf(e) === "start ") === true,
+        "the reply's first text is stored"
+      )
       child.kill("SIGKILL")
       yield* Effect.promise(() => exited(child))
       controller.abort()

@@ -6,7 +6,7 @@ import { LanguageModel } from "@effect/ai"
 import { AnthropicClient, AnthropicLanguageModel } from "@effect/ai-anthropic"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, type Redacted } from "effect"
-import { ModelProvider } from "../../../services/node/ModelProvider.js"
+import { ModelProvider, runStream } from "../../../services/node/ModelProvider.js"
 import { failures, streamRequest } from "./EffectAi.js"
 
 export interface Options {
@@ -27,7 +27,7 @@ export const layer = (options: Options): Layer.Layer<ModelProvider> => {
     Effect.map(LanguageModel.LanguageModel, (model) =>
       ModelProvider.of({
         info: { provider: "anthropic", name: options.model },
-        stream: (request) => streamRequest(model, request, fail)
+        run: runStream((request) => streamRequest(model, request, fail))
       }))
   ).pipe(
     Layer.provide(

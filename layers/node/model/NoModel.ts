@@ -1,5 +1,5 @@
 /** The ModelProvider of a node started without `--model`: it reports no model and tells how to set one. */
-import { Layer, Stream } from "effect"
+import { Effect, Layer } from "effect"
 import { ModelFailure, ModelProvider } from "../../../services/node/ModelProvider.js"
 
 export const message = "No model is configured. Start the node with --model openai:MODEL (and --model-base-url or " +
@@ -10,6 +10,6 @@ export const layer: Layer.Layer<ModelProvider> = Layer.succeed(
   ModelProvider,
   ModelProvider.of({
     info: null,
-    stream: () => Stream.fail(new ModelFailure({ code: "no-model", message }))
+    run: () => Effect.fail(new ModelFailure({ code: "no-model", message }))
   })
 )

@@ -19,7 +19,7 @@ import {
   type ModelEvent,
   type ModelFailure,
   type ModelMessage,
-  ModelProvider,
+  ModelProvider, runStream,
   type ModelRequest,
   type ToolSpec
 } from "../../../services/node/ModelProvider.js"
@@ -265,7 +265,7 @@ export const layer = (options: Options): Layer.Layer<ModelProvider> => {
     Effect.map(OpenAiClient.OpenAiClient, (client) =>
       ModelProvider.of({
         info: { provider: "openai", name: options.model },
-        stream: (request) => stream(client, request)
+        run: runStream((request) => stream(client, request))
       }))
   ).pipe(
     Layer.provide(OpenAiClient.layer({ apiKey: options.apiKey, apiUrl: options.baseUrl.replace(/\/+$/, "") })),

@@ -8,7 +8,7 @@ import { AiError, LanguageModel } from "@effect/ai"
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, type Redacted, Stream } from "effect"
-import { ModelProvider } from "../../../services/node/ModelProvider.js"
+import { ModelProvider, runStream } from "../../../services/node/ModelProvider.js"
 import { failures, streamRequest } from "./EffectAi.js"
 import { serverName } from "./OpenAiChat.js"
 
@@ -69,7 +69,7 @@ export const layer = (options: Options): Layer.Layer<ModelProvider> => {
     Effect.map(LanguageModel.LanguageModel, (model) =>
       ModelProvider.of({
         info: { provider: "openai", name: options.model },
-        stream: (request) => streamRequest(model, request, fail)
+        run: runStream((request) => streamRequest(model, request, fail))
       }))
   ).pipe(
     // Tool schemas come from packages and are not written for OpenAI's strict mode.

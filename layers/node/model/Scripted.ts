@@ -8,17 +8,20 @@
  * Step: {"delta": text} | {"reasoning": text} | {"delay": ms} | {"echo": true}
  *     | {"tool": {"name", "input"}} | {"question": input of ask_user_question}
  *     | {"hostControl": input of host_control} | {"error": message}
+ *     | {"stamp": true}: a delta whose text is this machine's monotonic clock, in nanoseconds, when the model
+ *       produced it; a client on the same machine measures how long the delta took to reach it.
  * `steps` answer a user message; `after` answers the result of a tool call.
  */
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
-import { type ModelEvent, ModelFailure, type ModelMessage, ModelProvider } from "../../../services/node/ModelProvider.js"
+import { ModelFailure, type ModelMessage, ModelProvider } from "../../../services/node/ModelProvider.js"
 
 const Step = Schema.Union(
   Schema.Struct({ delta: Schema.String }),
   Schema.Struct({ reasoning: Schema.String }),
   Schema.Struct({ delay: Schema.Number.pipe(Schema.nonNegative()) }),
   Schema.Struct({ echo: Schema.Literal(true) }),
+  Schema.Struct({ stamp: Schema.Literal(true) }),
   Schema.Struct({ tool: Schema.Struct({ name: Schema.String, input: Schema.Unknown }) }),
   Schema.Struct({ question: Schema.Unknown }),
   Schema.Struct({ hostControl: Schema.Unknown }),
@@ -60,26 +63,29 @@ export const fromScript = (script: Script): Layer.Layer<ModelProvider> =>
     ModelProvider,
     ModelProvider.of({
       info: { provider: "scripted", name: "script" },
-      stream: (request) => {
-        let calls = 0
-        const text = lastUserText(request.messages)
-        return Stream.fromIterable(stepsFor(script, request.messages)).pipe(
-          Stream.mapEffect((step): Effect.Effect<ReadonlyArray<ModelEvent>, ModelFailure> => {
-            if ("delta" in step) return Effect.succeed([{ _tag: "TextDelta", text: step.delta }])
-            if ("reasoning" in step) return Effect.succeed([{ _tag: "ReasoningDelta", text: step.reasoning }])
-            if ("echo" in step) return Effect.succeed([{ _tag: "TextDelta", text }])
-            if ("delay" in step) return Effect.as(Effect.sleep(step.delay), [])
-            if ("error" in step) return Effect.fail(new ModelFailure({ code: "script-error", message: step.error }))
-            const id = `call_${++calls}`
-            if ("tool" in step) return Effect.succeed([{ _tag: "ToolCall", id, name: step.tool.name, input: step.tool.input }])
-            if ("question" in step) {
-              return Effect.succeed([{ _tag: "ToolCall", id, name: "ask_user_question", input: step.question }])
+      run: (request, onEvent) =>
+        Effect.gen(function*() {
+          let calls = 0
+          const text = lastUserText(request.messages)
+          for (const step of stepsFor(script, request.messages)) {
+            if ("delta" in step) onEvent({ _tag: "TextDelta", text: step.delta })
+            else if ("reasoning" in step) onEvent({ _tag: "ReasoningDelta", text: step.reasoning })
+            else if ("echo" in step) onEvent({ _tag: "TextDelta", text })
+            else if ("stamp" in step) onEvent({ _tag: "TextDelta", text: String(process.hrtime.bigint()) })
+            else if ("delay" in step) yield* Effect.sleep(step.delay)
+            else if ("error" in step) return yield* Effect.fail(new ModelFailure({ code: "script-error", message: step.error }))
+            else {
+              const id = `call_${++calls}`
+              onEvent(
+                "tool" in step
+                  ? { _tag: "ToolCall", id, name: step.tool.name, input: step.tool.input }
+                  : "question" in step
+                  ? { _tag: "ToolCall", id, name: "ask_user_question", input: step.question }
+                  : { _tag: "ToolCall", id, name: "host_control", input: step.hostControl }
+              )
             }
-            return Effect.succeed([{ _tag: "ToolCall", id, name: "host_control", input: step.hostControl }])
-          }),
-          Stream.flattenIterables
-        )
-      }
+          }
+        })
     })
   )
 

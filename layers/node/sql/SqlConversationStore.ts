@@ -1,6 +1,6 @@
 /** ConversationStore on the node's SQLite database. */
 import { SqlClient } from "@effect/sql"
-import { Array as Arr, Clock, DateTime, Effect, Layer, Option } from "effect"
+import { Clock, DateTime, Effect, Layer, Option } from "effect"
 import type { Block, MessageStatus, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel, Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
@@ -8,10 +8,10 @@ import {
   ConversationStore,
   type HostControl,
   type MessagePatch,
+  type NewMessage,
   type Question,
   type QuestionPrompt,
-  type QuestionStatus,
-  type StoredEvent
+  type QuestionStatus
 } from "../../../services/node/ConversationStore.js"
 
 type Row = Record<string, unknown>
@@ -95,8 +95,9 @@ export const make = Effect.gen(function*() {
     Effect.orDie
   )
 
-  const insertMessage: ConversationStore["Type"]["insertMessage"] = (message) =>
-    sql.withTransaction(Effect.gen(function*() {
+  /** Inserts a message under a new revision and seq; the caller provides the transaction. */
+  const insertRow = (message: NewMessage) =>
+    Effect.gen(function*() {
       const id = yield* makeId("msg")
       const at = yield* now
       const { rev, seq } = yield* bump(message.conversationId, true)
@@ -134,7 +135,14 @@ export const make = Effect.gen(function*() {
         updatedAt: at
       }
       return entry
-    })).pipe(Effect.orDie)
+    })
+
+  const insertMessages: ConversationStore["Type"]["insertMessages"] = (messages) =>
+    sql.withTransaction(Effect.forEach(messages, insertRow)).pipe(Effect.orDie)
+
+  const insertMessage: ConversationStore["Type"]["insertMessage"] = (message) =>
+    sql.withTransaction(insertRow(message)).pipe(Effect.orDie)
+
 
   /** Changes a message under a new revision; the caller provides the transaction. */
   const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
@@ -146,7 +154,8 @@ export const make = Effect.gen(function*() {
       if (patch.note !== undefined) set.note = patch.note
       if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
       if (patch.taskId !== undefined) set.taskId = patch.taskId
-      yield* sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
+      const [row] = yield* sql<Row>`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId} RETURNING *`
+      return { entry: toEntry(row!), last: rev }
     })
 
   const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
@@ -176,20 +185,30 @@ export const make = Effect.gen(function*() {
       return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
     }).pipe(Effect.orDie)
 
-  const insertEvents = (taskId: string, events: ReadonlyArray<StoredEvent>) =>
-    Effect.forEach(Arr.chunksOf(events, 200), (chunk) =>
-      sql`INSERT INTO turn_events ${
-        sql.insert(chunk.map((e) => ({ taskId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })))
-      }`, { discard: true })
+  /**
+   * Inserts event rows in chunks of 128, 64, ... 1 rows: a multi-row INSERT is one statement, and with a fixed
+   * set of shapes its prepared statements stay in the client's cache however the batches vary.
+   */
+  const insertEvents = (rows: ReadonlyArray<{ taskId: string; seq: number; event: string; data: string }>) =>
+    Effect.suspend(() => {
+      const chunks: Array<typeof rows> = []
+      for (let at = 0, size = 128; at < rows.length; size = size > 1 ? size >> 1 : 1) {
+        while (rows.length - at >= size) {
+          chunks.push(rows.slice(at, at + size))
+          at += size
+        }
+      }
+      return Effect.forEach(chunks, (chunk) => sql`INSERT INTO turn_events ${sql.insert(chunk)}`, { discard: true })
+    })
 
-  const checkpoint: ConversationStore["Type"]["checkpoint"] = ({ conversationId, events, reply, taskId }) =>
-    // One statement needs no transaction of its own.
-    (reply === undefined && events.length <= 200
-      ? insertEvents(taskId, events)
-      : sql.withTransaction(Effect.gen(function*() {
-        yield* insertEvents(taskId, events)
-        if (reply !== undefined) yield* applyPatch(conversationId, reply.messageId, reply.patch)
-      }))).pipe(Effect.orDie)
+  const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* insertEvents(checkpoints.flatMap(({ events, taskId }) =>
+        events.map((e) => ({ taskId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) }))
+      ))
+      return yield* Effect.forEach(checkpoints, ({ conversationId, reply }) =>
+        reply === undefined ? Effect.succeed(undefined) : applyPatch(conversationId, reply.messageId, reply.patch))
+    })).pipe(Effect.orDie)
 
   const events: ConversationStore["Type"]["events"] = (taskId, afterSeq) =>
     sql<Row>`SELECT seq, event, data FROM turn_events WHERE task_id = ${taskId} AND seq > ${afterSeq} ORDER BY seq`.pipe(
@@ -337,6 +356,7 @@ export const make = Effect.gen(function*() {
     get,
     list,
     insertMessage,
+    insertMessages,
     updateMessage,
     message,
     timeline,

@@ -65,7 +65,7 @@ export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", 
           const ticket = Option.isSome(resumeFrom)
             ? yield* engine.resume(path.id, resumeFrom.value.taskId, resumeFrom.value.seq)
             : yield* engine.submit({ conversationId: path.id, request: payload, caller, route: "stream" })
-          return Sse.response(ticket.events)
+          return yield* Sse.response(ticket.follow)
         }))
       .handle("stop", ({ path, payload }) =>
         Effect.gen(function*() {

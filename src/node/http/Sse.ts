@@ -1,26 +1,45 @@
 /** Server-Sent Events of a turn: `id: <taskId>:<seq>` so a client can resume with Last-Event-ID. */
 import { HttpServerResponse } from "@effect/platform"
-import { Option, Stream } from "effect"
-import type { TurnEvent } from "../../../services/node/TurnEngine.js"
+import { Effect, Fiber, Option, Runtime } from "effect"
+import { Readable } from "node:stream"
+import type { EventSink, TurnEvent } from "../../../services/node/TurnEngine.js"
 
-const encoder = new TextEncoder()
-
-export const encodeEvent = (event: TurnEvent): Uint8Array =>
-  encoder.encode(`id: ${event.taskId}:${event.seq}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`)
+export const encodeEvent = (event: TurnEvent): string =>
+  `id: ${event.taskId}:${event.seq}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`
 
 /** Sent first, so the headers leave at once even when the turn has nothing to say yet (a waiting message). */
-const opening = encoder.encode(": connected\n\n")
+const opening = ": connected\n\n"
 
-export const response = (events: Stream.Stream<TurnEvent>) =>
-  HttpServerResponse.stream(
-    // No periodic keep-alive: the stream is on loopback to the host app, and merging a timer into every
-    // stream cost about a third of the node's time per delta.
-    Stream.concat(Stream.succeed(opening), Stream.map(events, encodeEvent)),
-    {
+/**
+ * A client that reads this far behind is cut off rather than buffered without end; it can resume with
+ * Last-Event-ID.
+ */
+const maxBuffered = 4 * 1024 * 1024
+
+/**
+ * The response that follows a turn. Events are written into a Node stream that the server pipes to the socket, from
+ * the turn's own fiber: no Stream stage or fiber wake-up per event (docs/decisions.md, "The node's hot path"). The
+ * follower runs on its own fiber, so the handler answers at once; a client that leaves interrupts only that fiber.
+ */
+export const response = (follow: (sink: EventSink) => Effect.Effect<void>) =>
+  Effect.map(Effect.runtime<never>(), (runtime) => {
+    const body = new Readable({ read() {} })
+    body.push(opening)
+    const sink: EventSink = (event) => {
+      if (body.destroyed) return
+      if (body.readableLength > maxBuffered) body.destroy()
+      else body.push(encodeEvent(event))
+    }
+    const fiber = Runtime.runFork(runtime)(follow(sink))
+    fiber.addObserver(() => {
+      if (!body.destroyed) body.push(null)
+    })
+    body.once("close", () => Runtime.runFork(runtime)(Fiber.interrupt(fiber)))
+    return HttpServerResponse.raw(body, {
       contentType: "text/event-stream",
       headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-    }
-  )
+    })
+  })
 
 /** `<taskId>:<seq>` from a Last-Event-ID header. */
 export const parseLastEventId = (value: string | undefined): Option.Option<{ taskId: string; seq: number }> => {

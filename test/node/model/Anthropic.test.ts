@@ -1,12 +1,13 @@
 /** The Anthropic provider against a local server that speaks the Messages API's server-sent events. */
 import { AnthropicClient } from "@effect/ai-anthropic"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Redacted, Schema, Stream } from "effect"
+import { Effect, Either, Redacted, Schema } from "effect"
 import type { ServerResponse } from "node:http"
 import * as Anthropic from "../../../layers/node/model/Anthropic.js"
 import {
   type ModelEvent,
   ModelFailure,
+  collect,
   ModelProvider,
   type ModelRequest
 } from "../../../services/node/ModelProvider.js"
@@ -105,7 +106,7 @@ const key = "sk-ant-test-secret-5678"
 const run = (req: ModelRequest, base: string = upstream.baseUrl) =>
   Effect.gen(function*() {
     const provider = yield* ModelProvider
-    return Chunk.toArray(yield* Stream.runCollect(provider.stream(req)))
+    return yield* collect(provider, req)
   }).pipe(Effect.provide(Anthropic.layer({ model: "claude-test", apiKey: Redacted.make(key), baseUrl: base })))
 
 const failure = <A>(effect: Effect.Effect<A, ModelFailure>) =>
@@ -213,7 +214,7 @@ describe("Anthropic", () => {
       ])
       const seen: Array<ModelEvent> = []
       const error = yield* ModelProvider.pipe(
-        Effect.flatMap((p) => Stream.runForEach(p.stream(request), (event) => Effect.sync(() => seen.push(event)))),
+        Effect.flatMap((p) => p.run(request, (event) => void seen.push(event))),
         Effect.provide(Anthropic.layer({ model: "claude-test", apiKey: Redacted.make(key), baseUrl: upstream.baseUrl })),
         failure
       )

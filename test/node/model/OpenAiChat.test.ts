@@ -4,16 +4,18 @@
  * OpenAI, Ollama, llama.cpp and vLLM send them.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Option, Redacted, Stream } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as OpenAiChat from "../../../layers/node/model/OpenAiChat.js"
 import {
   type ModelEvent,
   ModelFailure,
+  collect,
   ModelProvider,
   type ModelRequest
 } from "../../../services/node/ModelProvider.js"
+import { firstEvent } from "../../support/ModelEvents.js"
 import { useRecordingServer } from "../../support/RecordingServer.js"
 
 const upstream = useRecordingServer("/v1")
@@ -112,7 +114,7 @@ const layer = (options: { readonly apiKey?: Redacted.Redacted; readonly baseUrl?
 const run = (req: ModelRequest, options: { readonly apiKey?: Redacted.Redacted; readonly baseUrl?: string } = {}) =>
   Effect.gen(function*() {
     const provider = yield* ModelProvider
-    return Chunk.toArray(yield* Stream.runCollect(provider.stream(req)))
+    return yield* collect(provider, req)
   }).pipe(Effect.provide(layer(options)))
 
 /** Runs to the end, keeping what arrived before a failure. */
@@ -121,7 +123,7 @@ const runUntilFailure = (req: ModelRequest, options: { readonly apiKey?: Redacte
     const seen: Array<ModelEvent> = []
     const provider = yield* ModelProvider
     const error = yield* Effect.flip(
-      Stream.runForEach(provider.stream(req), (event) => Effect.sync(() => seen.push(event)))
+      provider.run(req, (event) => void seen.push(event))
     )
     expect(error).toBeInstanceOf(ModelFailure)
     return { seen, error }
@@ -336,7 +338,7 @@ describe("OpenAiChat", () => {
         res.on("close", () => onClose())
       }
       const head = yield* ModelProvider.pipe(
-        Effect.flatMap((provider) => Stream.runHead(provider.stream(hello))),
+        Effect.flatMap((provider) => firstEvent(provider, hello)),
         Effect.provide(layer())
       )
       expect(head).toEqual(Option.some({ _tag: "TextDelta", text: "first" }))

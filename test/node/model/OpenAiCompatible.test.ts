@@ -4,16 +4,18 @@
  */
 import { OpenAiClient } from "@effect/ai-openai"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Option, Redacted, Schema, Stream } from "effect"
+import { Effect, Either, Option, Redacted, Schema } from "effect"
 import { createServer, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as OpenAiCompatible from "../../../layers/node/model/OpenAiCompatible.js"
 import {
   type ModelEvent,
   ModelFailure,
+  collect,
   ModelProvider,
   type ModelRequest
 } from "../../../services/node/ModelProvider.js"
+import { firstEvent } from "../../support/ModelEvents.js"
 import { useRecordingServer } from "../../support/RecordingServer.js"
 
 const upstream = useRecordingServer("/v1")
@@ -125,7 +127,7 @@ const key = "sk-test-secret-1234"
 const run = (req: ModelRequest, options: { readonly apiKey?: Redacted.Redacted; readonly baseUrl?: string } = {}) =>
   Effect.gen(function*() {
     const provider = yield* ModelProvider
-    return Chunk.toArray(yield* Stream.runCollect(provider.stream(req)))
+    return yield* collect(provider, req)
   }).pipe(
     Effect.provide(OpenAiCompatible.layer({
       baseUrl: options.baseUrl ?? upstream.baseUrl,
@@ -207,7 +209,7 @@ describe("OpenAiCompatible", () => {
         res.on("close", () => onClose())
       }
       const first = yield* ModelProvider.pipe(
-        Effect.flatMap((provider) => Stream.runHead(provider.stream({ messages: [{ role: "user", text: "Hi" }], tools: [] }))),
+        Effect.flatMap((provider) => firstEvent(provider, { messages: [{ role: "user", text: "Hi" }], tools: [] })),
         Effect.provide(OpenAiCompatible.layer({ baseUrl: upstream.baseUrl, model: "test-model" }))
       )
       expect(first).toEqual(Option.some({ _tag: "TextDelta", text: "first" }))
@@ -294,7 +296,7 @@ describe("OpenAiCompatible", () => {
       const provider = OpenAiCompatible.layer({ baseUrl: upstream.baseUrl, model: "test-model", apiKey: Redacted.make(key) })
       const seen: Array<ModelEvent> = []
       const error = yield* ModelProvider.pipe(
-        Effect.flatMap((p) => Stream.runForEach(p.stream(request), (event) => Effect.sync(() => seen.push(event)))),
+        Effect.flatMap((p) => p.run(request, (event) => void seen.push(event))),
         Effect.provide(provider),
         failure
       )

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Layer, Redacted, Stream } from "effect"
+import { ConfigProvider, Effect, Either, Layer, Redacted } from "effect"
 import * as NoModel from "../../../layers/node/model/NoModel.js"
 import {
   layerFromSpec,
@@ -43,7 +43,7 @@ describe("parseModelSpec", () => {
 })
 
 const scriptedInfo = (file: string) =>
-  Layer.succeed(ModelProvider, ModelProvider.of({ info: { provider: "scripted", name: file }, stream: () => Stream.empty }))
+  Layer.succeed(ModelProvider, ModelProvider.of({ info: { provider: "scripted", name: file }, run: () => Effect.void }))
 
 const infoOf = (layer: Layer.Layer<ModelProvider, unknown>) =>
   Effect.map(ModelProvider, (provider) => provider.info).pipe(Effect.provide(layer))
@@ -64,7 +64,7 @@ describe("layerFromSpec", () => {
     Effect.gen(function*() {
       const provider = yield* ModelProvider.pipe(Effect.provide(layerFromSpec(undefined, { scripted: scriptedInfo })))
       expect(provider.info).toBeNull()
-      const error = yield* Effect.flip(Stream.runDrain(provider.stream({ messages: [], tools: [] })))
+      const error = yield* Effect.flip(provider.run({ messages: [], tools: [] }, () => undefined))
       expect(error).toBeInstanceOf(ModelFailure)
       expect(error.code).toBe("no-model")
       expect(error.message).toBe(NoModel.message)
@@ -94,7 +94,7 @@ describe("layerFromSpec", () => {
           const provider = yield* ModelProvider
           expect(provider.info).toEqual({ provider: "openai", name: "llama3.2" })
           const error = yield* Effect.flip(
-            Stream.runDrain(provider.stream({ messages: [{ role: "user", text: "Hi" }], tools: [] }))
+            provider.run({ messages: [{ role: "user", text: "Hi" }], tools: [] }, () => undefined)
           )
           expect(error.message, String(modelApi)).toContain("503")
           return upstream.received.at(-1)?.url
