@@ -19,19 +19,25 @@ export const summaryColumns = `p.id, p.name, p.display_name, p.description, p.la
 
 export const summaryFrom = `packages p LEFT JOIN publishers pub ON pub.id = p.publisher_id`
 
+/**
+ * A summary from a row of `summaryColumns` read with `sql.withoutTransforms()`:
+ * the column names as the database returns them (snake_case). The hot read
+ * paths skip the client's snake_case → camelCase row copy, which cost more CPU
+ * than the rest of reading a 21-row page.
+ */
 export const toSummary = (row: Row): PackageSummary => ({
   name: text(row.name),
-  displayName: text(row.displayName),
+  displayName: text(row.display_name),
   description: text(row.description),
-  latestVersion: textOrNull(row.latestVersion),
-  publisher: row.publisherSlug === null || row.publisherSlug === undefined
+  latestVersion: textOrNull(row.latest_version),
+  publisher: row.publisher_slug === null || row.publisher_slug === undefined
     ? null
-    : { slug: text(row.publisherSlug), name: text(row.publisherName), verified: bool(row.publisherVerified) },
-  categorySlug: textOrNull(row.categorySlug),
-  curationStatus: text(row.curationStatus) as CurationStatus,
+    : { slug: text(row.publisher_slug), name: text(row.publisher_name), verified: bool(row.publisher_verified) },
+  categorySlug: textOrNull(row.category_slug),
+  curationStatus: text(row.curation_status) as CurationStatus,
   keywords: json<Array<string>>(row.keywords),
-  indexedAt: textOrNull(row.indexedAt),
-  updatedAt: text(row.updatedAt)
+  indexedAt: textOrNull(row.indexed_at),
+  updatedAt: text(row.updated_at)
 })
 
 /** A boolean as the dialect binds it: better-sqlite3 binds no booleans. */

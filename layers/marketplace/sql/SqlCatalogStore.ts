@@ -44,7 +44,8 @@ export const make = Effect.gen(function*() {
       const [collection] = yield* sql<Row>`SELECT id, slug, title, description FROM collections
         WHERE slug = ${slug} AND published = ${published}`
       if (collection === undefined) return Option.none()
-      const packages = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}
+      // Raw column names: toSummary reads them as the database returns them.
+      const packages = yield* sql.withoutTransforms()<Row>`SELECT ${sql.literal(summaryColumns)}
         FROM collection_items i JOIN packages p ON p.id = i.package_id
           LEFT JOIN publishers pub ON pub.id = p.publisher_id
         WHERE i.collection_id = ${collection.id} AND ${sql.literal(statusIn("p.curation_status", statuses))}

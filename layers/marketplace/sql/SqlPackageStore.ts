@@ -6,7 +6,10 @@ import { type Keyset, type PackageQuery, PackageStore } from "../../../services/
 import { bool, int, json, type Row, statusIn, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
 
 export const make = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+  // Rows keep the column names the database returns (snake_case): the client's
+  // camelCase copy of every row was the largest single cost of a page read.
+  // Identifiers in the text are already snake_case, so the SQL is unchanged.
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
 
   const nameOf = (id: number) => sql`(SELECT name FROM packages WHERE id = ${id})`
@@ -87,7 +90,7 @@ export const make = Effect.gen(function*() {
       const last = page[page.length - 1]
       const keyOf = (row: Row): Keyset => ({
         id: int(row.id),
-        value: ordering === "relevance" ? Number(row.score) : ordering === "latest" ? text(row.latestPublishedAt) : null
+        value: ordering === "relevance" ? Number(row.score) : ordering === "latest" ? text(row.latest_published_at) : null
       })
       return {
         items: page.map(toSummary),
@@ -98,13 +101,13 @@ export const make = Effect.gen(function*() {
   const visible = (name: string, statuses: PackageQuery["statuses"]) =>
     sql`p.name = ${name} AND ${sql.literal(statusIn("p.curation_status", statuses))}`
 
-  const versionItem = (row: Row): VersionItem => ({
+  const versionItem = (row: Row, indexedAt: unknown = row.indexed_at): VersionItem => ({
     version: text(row.version),
-    publishedAt: text(row.publishedAt),
-    indexedAt: text(row.indexedAt),
-    registryIntegrity: text(row.registryIntegrity),
-    tarballSha512Verified: bool(row.tarballSha512Verified),
-    hasProvenance: bool(row.hasProvenance)
+    publishedAt: text(row.published_at),
+    indexedAt: text(indexedAt),
+    registryIntegrity: text(row.registry_integrity),
+    tarballSha512Verified: bool(row.tarball_sha512_verified),
+    hasProvenance: bool(row.has_provenance)
   })
 
   const detail: PackageStore["Type"]["detail"] = (name, statuses) =>
@@ -120,21 +123,21 @@ export const make = Effect.gen(function*() {
       const versions = yield* sql<Row>`SELECT version, published_at FROM package_versions
         WHERE package_id = ${row.id} ORDER BY published_at DESC, id DESC`
       const latest: LatestVersion | null = row.version === null || row.version === undefined ? null : {
-        ...versionItem({ ...row, indexedAt: row.versionIndexedAt }),
-        readmeHtml: textOrNull(row.readmeHtml),
+        ...versionItem(row, row.version_indexed_at),
+        readmeHtml: textOrNull(row.readme_html),
         platforms: json(row.platforms),
         facets: json(row.facets),
         permissions: json(row.permissions),
         previews: json(row.previews),
-        securityChecks: json(row.securityChecks)
+        securityChecks: json(row.security_checks)
       }
       const result: PackageDetail = {
         ...toSummary(row),
         homepage: textOrNull(row.homepage),
-        repositoryUrl: textOrNull(row.repositoryUrl),
+        repositoryUrl: textOrNull(row.repository_url),
         license: textOrNull(row.license),
         latest,
-        versions: versions.map((v) => ({ version: text(v.version), publishedAt: text(v.publishedAt) }))
+        versions: versions.map((v) => ({ version: text(v.version), publishedAt: text(v.published_at) }))
       }
       return Option.some(result)
     }).pipe(Effect.orDie)
@@ -146,7 +149,7 @@ export const make = Effect.gen(function*() {
       const rows = yield* sql<Row>`SELECT version, published_at, indexed_at, registry_integrity,
           tarball_sha512_verified, has_provenance
         FROM package_versions WHERE package_id = ${pkg.id} ORDER BY published_at DESC, id DESC`
-      return Option.some(rows.map(versionItem))
+      return Option.some(rows.map((row) => versionItem(row)))
     }).pipe(Effect.orDie)
 
   const release: PackageStore["Type"]["release"] = (name, version, statuses) =>
@@ -157,7 +160,7 @@ export const make = Effect.gen(function*() {
         WHERE ${visible(name, statuses)} AND ${which}`
       return row === undefined
         ? Option.none()
-        : Option.some({ name: text(row.name), version: text(row.version), integrity: text(row.registryIntegrity) })
+        : Option.some({ name: text(row.name), version: text(row.version), integrity: text(row.registry_integrity) })
     }).pipe(Effect.orDie)
 
   return PackageStore.of({ find, detail, versions, release })

@@ -2,21 +2,32 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
 import { NotFound, ValidationFailed } from "../../../schema/marketplace/Errors.js"
-import { type ListParams, publicStatuses } from "../../../schema/marketplace/Package.js"
+import {
+  type ListParams,
+  PackageDetail,
+  PackagePage,
+  publicStatuses,
+  SearchPage,
+  VersionList
+} from "../../../schema/marketplace/Package.js"
 import * as Cursor from "../../../services/marketplace/Cursor.js"
 import { coordinate } from "../../../services/marketplace/Install.js"
 import * as Listing from "../../../services/marketplace/Listing.js"
 import { PackageStore } from "../../../services/marketplace/PackageStore.js"
+import { encodedJson } from "../../http/EncodedJson.js"
 
 const cursorMessages = {
   malformed: "cursor does not decode; pass back the nextCursor of the previous response unchanged",
   foreign: "cursor belongs to another sort or other filters"
 } as const
 
-/** One page of packages under the listing rules, with the cursor of the next page. */
-export const findPage = (params: ListParams, route: "packages" | "search") =>
+/**
+ * One page of packages under the listing rules, with the cursor of the next page.
+ * The store is an argument, not a service to provide per request: providing one
+ * copies the request's whole context.
+ */
+export const findPage = (store: PackageStore["Type"], params: ListParams, route: "packages" | "search") =>
   Effect.gen(function*() {
-    const store = yield* PackageStore
     const plan = Listing.plan(params, route)
     if (Either.isLeft(plan)) {
       const { parameter, problem } = plan.left
@@ -38,16 +49,21 @@ export const PackagesLive = HttpApiBuilder.group(MarketplaceApi, "packages", (ha
   Effect.gen(function*() {
     const store = yield* PackageStore
     return handlers
-      .handle("list", ({ urlParams }) => findPage(urlParams, "packages").pipe(Effect.provideService(PackageStore, store)))
+      // The read routes answer with bodies the store built in the declared shape (see EncodedJson).
+      .handle("list", ({ urlParams }) =>
+        findPage(store, urlParams, "packages").pipe(Effect.map((page) => encodedJson(PackagePage, page))))
       .handle("get", ({ path }) =>
         store.detail(path.name, publicStatuses).pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.fail(packageNotFound(path.name)), onSome: Effect.succeed }))
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(packageNotFound(path.name)),
+            onSome: (detail) => Effect.succeed(encodedJson(PackageDetail, detail))
+          }))
         ))
       .handle("versions", ({ path }) =>
         store.versions(path.name, publicStatuses).pipe(
           Effect.flatMap(Option.match({
             onNone: () => Effect.fail(packageNotFound(path.name)),
-            onSome: (items) => Effect.succeed({ items })
+            onSome: (items) => Effect.succeed(encodedJson(VersionList, { items }))
           }))
         ))
       .handle("install", ({ path, urlParams }) =>
@@ -68,8 +84,7 @@ export const SearchLive = HttpApiBuilder.group(MarketplaceApi, "search", (handle
   Effect.gen(function*() {
     const store = yield* PackageStore
     return handlers.handle("search", ({ urlParams }) =>
-      findPage(urlParams, "search").pipe(
-        Effect.map((page) => ({ query: urlParams.q ?? "", ...page })),
-        Effect.provideService(PackageStore, store)
+      findPage(store, urlParams, "search").pipe(
+        Effect.map((page) => encodedJson(SearchPage, { query: urlParams.q ?? "", ...page }))
       ))
   }))
