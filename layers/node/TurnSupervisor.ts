@@ -31,8 +31,7 @@ import {
   ConversationStore,
   type NewMessage,
   type Question,
-  type QuestionPrompt,
-  type SavedEntry
+  type QuestionPrompt
 } from "../../services/node/ConversationStore.js"
 import {
   type ModelEvent,
@@ -162,8 +161,8 @@ interface Turn {
   persisted: number
   /** The reply's end, set when the turn ends; the next checkpoint writes it. */
   final: { readonly status: Status; readonly note: string | null } | undefined
-  /** The reply as the checkpoint that wrote its end left it. */
-  saved: SavedEntry | undefined
+  /** The `done` event, once the checkpoint that wrote the reply's end has stored it. */
+  closing: TurnEvent | undefined
   phase: Phase
   seq: number
   stopNote: string | undefined
@@ -218,12 +217,15 @@ export const make = (settings: TurnSettings) =>
     const locked = <A, E, R>(conversationId: string, effect: (state: ConversationState) => Effect.Effect<A, E, R>) =>
       Effect.flatMap(stateOf(conversationId), (state) => state.lock.withPermits(1)(effect(state)))
 
+    /** Conversations known to exist: none is ever deleted, so each is looked up once. */
+    const known = new Set<string>()
+
     const requireConversation = (conversationId: string) =>
-      Effect.flatMap(
+      known.has(conversationId) ? Effect.void : Effect.flatMap(
         store.get(conversationId),
         Option.match({
           onNone: () => Effect.fail(nodeError("RESOURCE_NOT_FOUND", `No conversation ${conversationId}`)),
-          onSome: Effect.succeed
+          onSome: () => Effect.sync(() => void known.add(conversationId))
         })
       )
 
@@ -237,12 +239,16 @@ export const make = (settings: TurnSettings) =>
 
     /** Logs an event and hands it to every follower, synchronously: the hot path of a delta. */
     const emit = (turn: Turn, event: TurnEventName, data: unknown): void => {
-      const published: TurnEvent = { taskId: turn.taskId, seq: ++turn.seq, event, data }
-      turn.log.push(published)
       if (unsaved.size === 0) pending.unsafeOpen()
       unsaved.add(turn)
-      for (const sink of turn.followers) sink(published)
-      if (event === "done") {
+      publish(turn, { taskId: turn.taskId, seq: turn.seq + 1, event, data })
+    }
+
+    const publish = (turn: Turn, event: TurnEvent) => {
+      turn.seq = event.seq
+      turn.log.push(event)
+      for (const sink of turn.followers) sink(event)
+      if (event.event === "done") {
         turn.followers.clear()
         Deferred.unsafeDone(turn.closed, Exit.void)
       }
@@ -292,30 +298,45 @@ export const make = (settings: TurnSettings) =>
     const flushLock = Effect.unsafeMakeSemaphore(1)
 
     /**
-     * Writes every unsaved turn's new events and reply in one transaction. Ending turns call it at once, so the
-     * turns an emergency stop ends are written together: each waits for the lock, and the first to get it takes
-     * all of them. Uninterruptible: the events it takes are marked stored before they are.
+     * Writes every unsaved turn's new events and reply in one transaction; for a turn that has ended, also its end
+     * and its `done` event, built from the reply as saved (no read per ending turn). Ending turns call it at once,
+     * so the turns an emergency stop ends are written together: each waits for the lock, and the first to get it
+     * takes all of them. Uninterruptible: the events it takes are marked stored before they are.
      */
     const flush = flushLock.withPermits(1)(Effect.suspend(() => {
       if (unsaved.size === 0) return Effect.void
       const batch = [...unsaved]
       unsaved.clear()
-      const checkpoints = batch.map((turn): Checkpoint => {
+      return store.checkpoint(batch.map((turn): Checkpoint => {
         const events = turn.log.slice(turn.persisted)
         turn.persisted = turn.log.length
+        const final = turn.closing === undefined ? turn.final : undefined
         return {
           conversationId: turn.conversationId,
           taskId: turn.taskId,
           events,
-          reply: turn.saved === undefined
-            ? { messageId: turn.assistantMessageId, patch: { ...turn.final, blocks: [...turn.blocks] } }
-            : undefined
+          reply: { messageId: turn.assistantMessageId, patch: { ...final, blocks: [...turn.blocks] } },
+          closing: final === undefined ? undefined : (saved) => {
+            const done: TurnEvent = {
+              taskId: turn.taskId,
+              seq: turn.seq + 1,
+              event: "done",
+              data: {
+                resolution: resolutionOf(final.status),
+                taskId: turn.taskId,
+                messageIds: [turn.userMessageId, turn.assistantMessageId],
+                timeline: {
+                  conversationId: turn.conversationId,
+                  entries: [...turn.entries, saved.entry].sort((a, b) => a.seq - b.seq),
+                  last: saved.last
+                }
+              } satisfies MessageResult
+            }
+            turn.closing = done
+            return done
+          }
         }
-      })
-      return Effect.map(store.checkpoint(checkpoints), (saved) =>
-        batch.forEach((turn, i) => {
-          if (turn.final !== undefined && turn.saved === undefined) turn.saved = saved[i]
-        }))
+      }))
     })).pipe(Effect.uninterruptible)
 
     const appendText = (turn: Turn, type: "text" | "reasoning", text: string) => {
@@ -540,22 +561,11 @@ export const make = (settings: TurnSettings) =>
         turn.final = { status, note }
         unsaved.add(turn)
         yield* flush
-        const saved = turn.saved
-        if (saved === undefined) return yield* Effect.dieMessage(`The end of turn ${turn.taskId} was not stored`)
-        // The answer is built from what the turn knows and what the write returned: no read per ending turn.
-        const result: MessageResult = {
-          resolution: resolutionOf(status),
-          taskId: turn.taskId,
-          messageIds: [turn.userMessageId, turn.assistantMessageId],
-          timeline: {
-            conversationId: turn.conversationId,
-            entries: [...turn.entries, saved.entry].sort((a, b) => a.seq - b.seq),
-            last: saved.last
-          }
-        }
-        emit(turn, "done", result)
-        yield* flush
-        yield* Deferred.succeed(turn.result, result)
+        const done = turn.closing
+        if (done === undefined) return yield* Effect.dieMessage(`The end of turn ${turn.taskId} was not stored`)
+        turn.persisted++
+        publish(turn, done)
+        yield* Deferred.succeed(turn.result, done.data as MessageResult)
         yield* locked(turn.conversationId, (state) =>
           Effect.gen(function*() {
             if (state.running === turn) state.running = undefined
@@ -603,7 +613,7 @@ export const make = (settings: TurnSettings) =>
           log: [],
           persisted: 0,
           final: undefined,
-          saved: undefined,
+          closing: undefined,
           phase: "setup",
           seq: 0,
           stopNote: undefined,
@@ -775,7 +785,7 @@ export const make = (settings: TurnSettings) =>
             // A message that starts a turn is stored with its reply in one transaction.
             const [user, reply] = newTask === undefined
               ? [yield* store.insertMessage(userRow)]
-              : yield* store.insertMessages([userRow, replyRow(conversationId, newTask)])
+              : yield* store.insertMessages(conversationId, [userRow, replyRow(conversationId, newTask)])
             if (user === undefined) return yield* Effect.dieMessage("The message was not stored")
             yield* audit.append({
               kind: "message",

@@ -34,6 +34,8 @@ export interface Checkpoint {
   readonly taskId: string
   readonly events: ReadonlyArray<StoredEvent>
   readonly reply?: { readonly messageId: string; readonly patch: MessagePatch } | undefined
+  /** An event that follows from the reply as saved (a turn's `done`), stored in the same transaction. */
+  readonly closing?: ((saved: SavedEntry) => StoredEvent) | undefined
 }
 
 /** A message as a write left it, and the conversation's revision after that write. */
@@ -80,8 +82,11 @@ export class ConversationStore extends Context.Tag("clark/node/ConversationStore
   readonly get: (id: string) => Effect.Effect<Option.Option<Conversation>>
   readonly list: Effect.Effect<ReadonlyArray<Omit<ConversationSummary, "running">>>
   readonly insertMessage: (message: NewMessage) => Effect.Effect<TimelineEntry>
-  /** Inserts messages in one transaction, in order. */
-  readonly insertMessages: (messages: ReadonlyArray<NewMessage>) => Effect.Effect<ReadonlyArray<TimelineEntry>>
+  /** Inserts messages of one conversation in one transaction, in order. */
+  readonly insertMessages: (
+    conversationId: string,
+    messages: ReadonlyArray<Omit<NewMessage, "conversationId">>
+  ) => Effect.Effect<ReadonlyArray<TimelineEntry>>
   /** Changes a message under a new revision and returns it as changed. */
   readonly updateMessage: (conversationId: string, messageId: string, patch: MessagePatch) => Effect.Effect<SavedEntry>
   readonly message: (messageId: string) => Effect.Effect<Option.Option<TimelineEntry>>
@@ -96,13 +101,8 @@ export class ConversationStore extends Context.Tag("clark/node/ConversationStore
     taskId: string | null,
     messageIds: ReadonlyArray<string>
   ) => Effect.Effect<{ readonly entries: ReadonlyArray<TimelineEntry>; readonly last: number }>
-  /**
-   * Stores the checkpoints of any number of turns in one transaction; for each checkpoint with a reply, the reply
-   * as saved (in the order given).
-   */
-  readonly checkpoint: (
-    checkpoints: ReadonlyArray<Checkpoint>
-  ) => Effect.Effect<ReadonlyArray<SavedEntry | undefined>>
+  /** Stores the checkpoints of any number of turns in one transaction. */
+  readonly checkpoint: (checkpoints: ReadonlyArray<Checkpoint>) => Effect.Effect<void>
   readonly events: (taskId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<StoredEvent>>
   readonly clientRequest: (
     conversationId: string,

@@ -11,7 +11,8 @@ import {
   type NewMessage,
   type Question,
   type QuestionPrompt,
-  type QuestionStatus
+  type QuestionStatus,
+  type StoredEvent
 } from "../../../services/node/ConversationStore.js"
 
 type Row = Record<string, unknown>
@@ -95,54 +96,66 @@ export const make = Effect.gen(function*() {
     Effect.orDie
   )
 
-  /** Inserts a message under a new revision and seq; the caller provides the transaction. */
-  const insertRow = (message: NewMessage) =>
+  /**
+   * Inserts messages of one conversation under new revisions and seqs, in order: one statement takes the numbers
+   * and one inserts the rows. The caller provides the transaction.
+   */
+  const insertRows = (conversationId: string, messages: ReadonlyArray<Omit<NewMessage, "conversationId">>) =>
     Effect.gen(function*() {
-      const id = yield* makeId("msg")
       const at = yield* now
-      const { rev, seq } = yield* bump(message.conversationId, true)
-      yield* sql`INSERT INTO messages ${
-        sql.insert({
-          id,
-          conversationId: message.conversationId,
-          seq,
-          rev,
+      const count = messages.length
+      const [taken] = yield* sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
+        updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`
+      const firstRev = num(taken!.rev) - count + 1
+      const firstSeq = num(taken!.nextSeq) - count + 1
+      const entries: Array<TimelineEntry> = []
+      for (const [i, message] of messages.entries()) {
+        entries.push({
+          seq: firstSeq + i,
+          messageId: yield* makeId("msg"),
           role: message.role,
           origin: message.origin,
           channel: message.channel,
           status: message.status,
           note: message.note ?? null,
-          hostWritten: message.hostWritten === undefined ? null : JSON.stringify(message.hostWritten),
+          ...(message.hostWritten === undefined ? {} : { hostWritten: message.hostWritten }),
           taskId: message.taskId,
-          blocks: JSON.stringify(message.blocks),
+          blocks: message.blocks,
           createdAt: at,
           updatedAt: at
         })
-      }`
-      yield* sql`UPDATE conversations SET updated_at = ${at} WHERE id = ${message.conversationId}`
-      const entry: TimelineEntry = {
-        seq,
-        messageId: id,
-        role: message.role,
-        origin: message.origin,
-        channel: message.channel,
-        status: message.status,
-        note: message.note ?? null,
-        ...(message.hostWritten === undefined ? {} : { hostWritten: message.hostWritten }),
-        taskId: message.taskId,
-        blocks: message.blocks,
-        createdAt: at,
-        updatedAt: at
       }
-      return entry
+      yield* sql`INSERT INTO messages ${
+        sql.insert(entries.map((entry, i) => ({
+          id: entry.messageId,
+          conversationId,
+          seq: entry.seq,
+          rev: firstRev + i,
+          role: entry.role,
+          origin: entry.origin,
+          channel: entry.channel,
+          status: entry.status,
+          note: entry.note,
+          hostWritten: entry.hostWritten === undefined ? null : JSON.stringify(entry.hostWritten),
+          taskId: entry.taskId,
+          blocks: JSON.stringify(entry.blocks),
+          createdAt: at,
+          updatedAt: at
+        })))
+      }`
+      return entries
     })
 
-  const insertMessages: ConversationStore["Type"]["insertMessages"] = (messages) =>
-    sql.withTransaction(Effect.forEach(messages, insertRow)).pipe(Effect.orDie)
+  const insertMessages: ConversationStore["Type"]["insertMessages"] = (conversationId, messages) =>
+    messages.length === 0
+      ? Effect.succeed([])
+      : sql.withTransaction(insertRows(conversationId, messages)).pipe(Effect.orDie)
 
   const insertMessage: ConversationStore["Type"]["insertMessage"] = (message) =>
-    sql.withTransaction(insertRow(message)).pipe(Effect.orDie)
-
+    sql.withTransaction(insertRows(message.conversationId, [message])).pipe(
+      Effect.map((entries) => entries[0]!),
+      Effect.orDie
+    )
 
   /** Changes a message under a new revision; the caller provides the transaction. */
   const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
@@ -201,13 +214,23 @@ export const make = Effect.gen(function*() {
       return Effect.forEach(chunks, (chunk) => sql`INSERT INTO turn_events ${sql.insert(chunk)}`, { discard: true })
     })
 
+  const eventRow = (taskId: string, event: StoredEvent) => ({
+    taskId,
+    seq: event.seq,
+    event: event.event,
+    data: JSON.stringify(event.data)
+  })
+
   const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
     sql.withTransaction(Effect.gen(function*() {
-      yield* insertEvents(checkpoints.flatMap(({ events, taskId }) =>
-        events.map((e) => ({ taskId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) }))
-      ))
-      return yield* Effect.forEach(checkpoints, ({ conversationId, reply }) =>
-        reply === undefined ? Effect.succeed(undefined) : applyPatch(conversationId, reply.messageId, reply.patch))
+      yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
+      const closing: Array<ReturnType<typeof eventRow>> = []
+      for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
+        if (reply === undefined) continue
+        const saved = yield* applyPatch(conversationId, reply.messageId, reply.patch)
+        if (close !== undefined) closing.push(eventRow(taskId, close(saved)))
+      }
+      yield* insertEvents(closing)
     })).pipe(Effect.orDie)
 
   const events: ConversationStore["Type"]["events"] = (taskId, afterSeq) =>
