@@ -20,6 +20,11 @@
  *    Also the time to first event (request sent to the first `delta` byte), the node's memory and CPU.
  *    The same client drives a plain `node:http` SSE server that writes the same kind of stamped deltas
  *    on the same timers, for reference: its figures are the floor of the machine, Node and the driver.
+ *    Every level runs in two core layouts on the same server process, set with `taskset` between runs:
+ *    separate cores (the server on CPU 0, the driver on CPU 1) and shared cores (both on all CPUs).
+ *    Linux wakes a socket's reader on the writer's CPU, so with shared cores the driver reads a delta
+ *    only once the node yields the CPU it wrote it from; a host app has cores of its own in production,
+ *    so the target is judged with separate cores (see the Cores note of the report).
  * 4. Stop: 100 long turns; one at a time, POST /conversations/{id}/stop and the time until that
  *    conversation's stream has ended.
  * 5. Emergency stop: 200 long turns, POST /stop and the time until all 200 streams have ended
@@ -27,12 +32,13 @@
  * 6. Prints the tables and rewrites its section of docs/benchmarks.md.
  *
  * Environment: BENCH_DELTAS (default 40), BENCH_DELAY_MS (default 25), BENCH_LEVELS (concurrent streams
- * per run, default 1,100,500), BENCH_ESTOP_ROUNDS (default 3),
+ * per run, default 1,100,500), BENCH_CORES (core layouts of the stream runs: separate,shared (default),
+ * separate or shared), BENCH_ESTOP_ROUNDS (default 3),
  * BENCH_NODE_FLAGS: extra Node flags for the node under test, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  * (the profile is written when the node exits, at the end of the node's part); a run with flags
  * prints its tables but leaves docs/benchmarks.md alone.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -46,7 +52,22 @@ import { build, freePort, log, percentile, positiveInt, root, seconds, writeDocs
 // Settings
 // ---------------------------------------------------------------------------
 
+/** Where the stream runs put the server under test and the driver: see "Core layouts" below. */
+type Layout = "separate" | "shared"
 
+const coreChoices = new Map<string, ReadonlyArray<Layout>>([
+  ["separate,shared", ["separate", "shared"]],
+  ["separate", ["separate"]],
+  ["shared", ["shared"]]
+])
+
+/** BENCH_CORES: the core layouts of the stream runs, in the order they run. */
+const coreLayouts = (): ReadonlyArray<Layout> => {
+  const raw = process.env.BENCH_CORES ?? ""
+  const layouts = coreChoices.get(raw === "" ? "separate,shared" : raw.replace(/\s+/g, ""))
+  if (layouts === undefined) throw new Error(`BENCH_CORES must be separate,shared, separate or shared, got ${JSON.stringify(raw)}`)
+  return layouts
+}
 
 const settings = {
   deltas: positiveInt("BENCH_DELTAS", 40),
@@ -58,6 +79,7 @@ const settings = {
     return value
   }),
   singleRepeats: 5,
+  cores: coreLayouts(),
   warmupStreams: 50,
   stopTurns: 100,
   emergencyTurns: 200,
@@ -310,6 +332,82 @@ const trackMemory = (child: Child) => {
     take()
     return { peakRss, peakHeapUsed, peakHeapTotal, samples }
   }
+}
+
+// ---------------------------------------------------------------------------
+// Core layouts
+// ---------------------------------------------------------------------------
+
+/**
+ * Separate cores: the server under test on one CPU, the driver on another. On a shared CPU, Linux wakes
+ * the driver (the socket's reader) on the CPU of the server that wrote (a sync wake-up), so the driver
+ * reads a delta only once the server yields that CPU, e.g. after finishing a turn right after its last
+ * delta. A host app runs on cores of its own in production: separate cores measure what the node adds.
+ */
+const separateCpus = { server: "0", driver: "1" }
+
+interface Cores {
+  /** The driver's CPU list at start (e.g. "0,1" or "0-3"), which the servers inherit: shared cores. */
+  readonly shared: string | undefined
+  /** Why the stream runs are not measured with separate cores, when they are not. */
+  separateSkipped: string | undefined
+  /** Whether an affinity was changed since the last return to shared cores (only then is one due). */
+  pinned: boolean
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/** Runs util-linux taskset and returns its output; throws with the reason when it cannot. */
+const taskset = (...args: Array<string>): string => {
+  const result = spawnSync("taskset", args, { encoding: "utf8" })
+  const command = `taskset ${args.join(" ")}`
+  if (result.error !== undefined) throw new Error(`${command}: ${result.error.message}`)
+  if (result.status !== 0) throw new Error(`${command} exited with ${result.status ?? result.signal}: ${result.stderr.trim()}`)
+  return result.stdout
+}
+
+/** Puts every thread of a process on `cpus` (a list as taskset reads it, e.g. "0" or "0-1"). */
+const pin = (pid: number, cpus: string) => void taskset("-a", "-p", "-c", cpus, String(pid))
+
+/** Shared cores only: no affinity is ever changed. */
+const sharedOnly = (reason: string): Cores => ({ shared: undefined, separateSkipped: reason, pinned: false })
+
+/** Whether separate cores can be set up (2 CPUs or more, taskset at hand) and the driver's CPUs. */
+const probeCores = (): Cores => {
+  if (!settings.cores.includes("separate")) return sharedOnly(`BENCH_CORES=${settings.cores.join(",")}`)
+  const cpus = os.availableParallelism()
+  if (cpus < 2) return sharedOnly(`${cpus} CPU available, separate cores need 2`)
+  try {
+    const list = /list:\s*(\S+)/.exec(taskset("-p", "-c", String(process.pid)))?.[1]
+    if (list === undefined) throw new Error("taskset -p -c printed no CPU list")
+    return { shared: list, separateSkipped: undefined, pinned: false }
+  } catch (error) {
+    return sharedOnly(messageOf(error))
+  }
+}
+
+/**
+ * Puts the server and the driver in `layout` and returns the layout they are in: shared cores when
+ * separate ones cannot be set (the reason is kept, logged and reported, and later runs skip them too).
+ */
+const enterLayout = (cores: Cores, layout: Layout, server: Child): Layout => {
+  if (layout === "separate" && cores.separateSkipped === undefined) {
+    try {
+      pin(server.process.pid!, separateCpus.server)
+      cores.pinned = true
+      pin(process.pid, separateCpus.driver)
+      return "separate"
+    } catch (error) {
+      cores.separateSkipped = messageOf(error)
+      log(`  separate cores skipped, shared cores instead: ${cores.separateSkipped}`)
+    }
+  }
+  if (cores.pinned && cores.shared !== undefined) {
+    pin(server.process.pid!, cores.shared)
+    pin(process.pid, cores.shared)
+    cores.pinned = false
+  }
+  return "shared"
 }
 
 // ---------------------------------------------------------------------------
@@ -580,6 +678,8 @@ const describeFailures = (bad: ReadonlyArray<SseStream>) =>
 // ---------------------------------------------------------------------------
 
 interface LevelResult {
+  /** Where the server and the driver ran (see "Core layouts"). */
+  readonly layout: Layout
   readonly streams: number
   readonly repeats: number
   readonly openMax: number
@@ -608,7 +708,13 @@ interface LevelResult {
   } | undefined
 }
 
-const runLevel = async (target: Target, streams: number, repeats: number, measureNode: boolean): Promise<LevelResult> => {
+const runLevel = async (
+  target: Target,
+  layout: Layout,
+  streams: number,
+  repeats: number,
+  measureNode: boolean
+): Promise<LevelResult> => {
   const conversations = measureNode ? await createConversations(target, streams * repeats) : []
   const idle = measureNode ? await askSample(target.child, true) : undefined
   const idleRss = measureNode ? readRss(target.child.process.pid!) ?? 0 : 0
@@ -667,6 +773,7 @@ const runLevel = async (target: Target, streams: number, repeats: number, measur
     means.push((s.deltas.at(-1)! - s.deltas[0]! - (s.deltas.length - 1) * settings.delayMs) / (s.deltas.length - 1))
   }
   return {
+    layout,
     streams,
     repeats,
     openMax,
@@ -700,7 +807,7 @@ const runLevel = async (target: Target, streams: number, repeats: number, measur
 }
 
 const describeLevel = (label: string, r: LevelResult) =>
-  `  ${label.padEnd(10)} ${String(r.streams).padStart(3)} streams${r.repeats > 1 ? ` ×${r.repeats}` : ""}: ` +
+  `  ${label}, ${`${r.layout} cores,`.padEnd(15)} ${String(r.streams).padStart(3)} streams${r.repeats > 1 ? ` ×${r.repeats}` : ""}: ` +
   `delivery p50 ${ms2(percentile(r.delivery, 0.5))} / p99 ${ms2(percentile(r.delivery, 0.99))} ms, ` +
   `gap − ${settings.delayMs} ms p50 ${ms2(percentile(r.gaps, 0.5))} / p99 ${ms2(percentile(r.gaps, 0.99))} ms ` +
   `(steady state p99 ${ms2(percentile(r.steadyGaps, 0.99))} ms over ${r.steadyGaps.length} gaps), ` +
@@ -709,6 +816,29 @@ const describeLevel = (label: string, r: LevelResult) =>
   (r.serverCpu === undefined ? "" : `, node CPU ${r.serverCpu.toFixed(0)} %`) +
   `, driver CPU ${r.driverCpu.toFixed(0)} %` +
   (r.failed > 0 ? `, ${r.failed} FAILED (${r.failureDetail})` : "")
+
+/**
+ * Every level in each layout of BENCH_CORES, on the same server process; the server and the driver are
+ * back on shared cores afterwards, also when a run fails.
+ */
+const runLevels = async (target: Target, cores: Cores, measureNode: boolean): Promise<Array<LevelResult>> => {
+  const results: Array<LevelResult> = []
+  try {
+    for (const wanted of settings.cores) {
+      const layout = enterLayout(cores, wanted, target.child)
+      // Separate cores that could not be set gave shared ones, which are measured once.
+      if (results.some((r) => r.layout === layout)) continue
+      for (const streams of settings.levels) {
+        const result = await runLevel(target, layout, streams, streams === 1 ? settings.singleRepeats : 1, measureNode)
+        log(describeLevel(target.label, result))
+        results.push(result)
+      }
+    }
+  } finally {
+    enterLayout(cores, "shared", target.child)
+  }
+  return results
+}
 
 // ---------------------------------------------------------------------------
 // Stopping
@@ -835,6 +965,8 @@ interface Results {
   readonly otherCores: number
   readonly node: ReadonlyArray<LevelResult>
   readonly baseline: ReadonlyArray<LevelResult>
+  /** Why the stream runs were not measured with separate cores, when they were not. */
+  readonly separateSkipped: string | undefined
   readonly stops: StopResult
   readonly emergency: ReadonlyArray<EmergencyRound>
   readonly atRest: AtRest
@@ -859,37 +991,59 @@ const verdict = (met: boolean) => (met ? "**met**" : "**not met**")
 
 const streamsLabel = (r: LevelResult) => (r.repeats > 1 ? `${r.streams} (×${r.repeats} in sequence)` : String(r.streams))
 
-const memoryLevel = (r: Results) => r.node.find((l) => l.streams === settings.targets.memoryStreams)
+/** The layout the delivery target is judged in: separate cores, unless they were not measured. */
+const judgedLayout = (r: Results): Layout => (r.node.some((l) => l.layout === "separate") ? "separate" : "shared")
+
+const inLayout = (levels: ReadonlyArray<LevelResult>, layout: Layout) => levels.filter((l) => l.layout === layout)
+
+/** Delivery p99 of the run in `levels` with `layout` at the level of `like`, if there is one. */
+const deliveryP99 = (levels: ReadonlyArray<LevelResult>, layout: Layout, like: LevelResult) => {
+  const run = levels.find((l) => l.layout === layout && l.streams === like.streams && l.repeats === like.repeats)
+  return run === undefined ? undefined : percentile(run.delivery, 0.99)
+}
+
+/** The shared-cores figures next to a target judged with separate cores, for reference. */
+const sharedReference = (r: Results, l: LevelResult) => {
+  const node = deliveryP99(r.node, "shared", l)
+  const floor = deliveryP99(r.baseline, "shared", l)
+  return l.layout === "shared" || node === undefined
+    ? ""
+    : `; for reference, shared cores: p99 ${ms2(node)} ms, floor ${ms2(floor ?? Number.NaN)} ms`
+}
 
 const perStream = (l: LevelResult) => (l.memory === undefined ? Number.NaN : (l.memory.peakRss - l.memory.idleRss) / l.streams)
 
 const targetsTable = (r: Results) => {
   const t = settings.targets
-  const memory = memoryLevel(r)
+  const layout = judgedLayout(r)
+  const memory = r.node.filter((l) => l.streams === t.memoryStreams)
   const stopP99 = percentile(r.stops.ended, 0.99)
   const worstEmergency = Math.max(...r.emergency.map((e) => e.lastEndMs))
   const emergencyCounts = r.emergency.every((e) => e.turns === settings.emergencyTurns)
   return table(
     ["Target", "Measured", "Verdict"],
     [
-      ...r.node.map((l) => {
-        const floor = r.baseline.find((b) => b.streams === l.streams && b.repeats === l.repeats)
-        return [
-          `≤ ${t.addedPerDeltaP99Ms} ms p99 added per delta (delivery: model's delta → its bytes at the client), ` +
-          `${streamsLabel(l)} stream${l.streams === 1 ? "" : "s"}`,
-          `p99 ${ms2(percentile(l.delivery, 0.99))} ms (p50 ${ms2(percentile(l.delivery, 0.5))} ms); ` +
-          `floor: plain node:http p99 ${ms2(floor === undefined ? Number.NaN : percentile(floor.delivery, 0.99))} ms`,
-          verdict(l.failed === 0 && percentile(l.delivery, 0.99) <= t.addedPerDeltaP99Ms)
-        ]
-      }),
+      ...inLayout(r.node, layout).map((l) => [
+        `≤ ${t.addedPerDeltaP99Ms} ms p99 added per delta (delivery: model's delta → its bytes at the client), ` +
+        `${streamsLabel(l)} stream${l.streams === 1 ? "" : "s"}, ${layout} cores`,
+        `p99 ${ms2(percentile(l.delivery, 0.99))} ms (p50 ${ms2(percentile(l.delivery, 0.5))} ms); ` +
+        `floor: plain node:http p99 ${ms2(deliveryP99(r.baseline, layout, l) ?? Number.NaN)} ms${sharedReference(r, l)}`,
+        verdict(l.failed === 0 && percentile(l.delivery, 0.99) <= t.addedPerDeltaP99Ms)
+      ]),
       [
         `${t.memoryStreams} concurrent streams in ≤ ${t.memoryMiB} MiB`,
-        memory?.memory === undefined
+        memory.length === 0
           ? "not measured"
-          : `peak RSS ${mib(memory.memory.peakRss)} MiB with ${memory.openMax} streams open at once`,
+          : memory.map((l) =>
+            l.memory === undefined
+              ? `not measured (${l.layout} cores)`
+              : `peak RSS ${mib(l.memory.peakRss)} MiB with ${l.openMax} streams open at once (${l.layout} cores)`
+          ).join("; "),
         verdict(
-          memory?.memory !== undefined && memory.failed === 0 && memory.openMax >= t.memoryStreams &&
-            memory.memory.peakRss <= t.memoryMiB * 2 ** 20
+          memory.length > 0 && memory.every((l) =>
+            l.memory !== undefined && l.failed === 0 && l.openMax >= t.memoryStreams &&
+            l.memory.peakRss <= t.memoryMiB * 2 ** 20
+          )
         )
       ],
       [
@@ -916,6 +1070,7 @@ const streamsTable = (r: Results) =>
   table(
     [
       "Server",
+      "Cores",
       "Streams",
       "Open at once (max)",
       "Wall time",
@@ -933,6 +1088,7 @@ const streamsTable = (r: Results) =>
       [label, l]
     ) => [
       label,
+      l.layout,
       streamsLabel(l),
       String(l.openMax),
       seconds(l.wallMs),
@@ -951,7 +1107,7 @@ const streamsTable = (r: Results) =>
 const memoryTable = (r: Results) =>
   table(
     ["Streams", "Idle RSS (MiB)", "Peak RSS (MiB)", "Per stream (KiB)", "Idle heap used (MiB)", "Peak heap used / total (MiB)"],
-    r.node.flatMap((l) =>
+    inLayout(r.node, judgedLayout(r)).flatMap((l) =>
       l.memory === undefined ? [] : [[
         streamsLabel(l),
         mib(l.memory.idleRss),
@@ -1015,19 +1171,33 @@ const busyWarning = (r: Results) =>
     ? ` **Other work was running on the machine during the measurements: these figures understate what the code can do; rerun on an idle machine before comparing.**`
     : ""
 
+/** "with separate cores and then with shared cores": the layouts of `levels`, in the order they ran. */
+const layoutsRun = (levels: ReadonlyArray<LevelResult>) =>
+  [...new Set(levels.map((l) => l.layout))].map((layout) => `with ${layout} cores`).join(" and then ")
+
+/** A layout missing from this run, and what the target is judged on then. */
+const missingLayout = (r: Results) =>
+  r.separateSkipped !== undefined
+    ? ` **Separate cores were not measured in this run (${r.separateSkipped}), so the target is judged on shared cores, the wait for the node's CPU included.**`
+    : r.node.some((l) => l.layout === "shared")
+    ? ""
+    : ` Shared cores were not measured in this run (BENCH_CORES=separate).`
+
 const renderSection = (r: Results) => {
   const cpus = os.cpus()
+  const judged = judgedLayout(r)
   return `## Local node: SSE streams and stopping
 
 Written by \`npm run bench:node\` (scripts/bench/node.ts) on ${r.date.toISOString().slice(0, 16).replace("T", " ")} UTC.
 
-- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}; Node ${process.version}. The driver (the HTTP client) and the node share these cores.
+- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}; Node ${process.version}. The node, the reference server and the driver (the HTTP client) run on these cores, placed as under Cores.
 - System load: the 1-minute load average was ${r.load.before.toFixed(1)} when the measurements started (the build just before counts in it) and ${r.load.after.toFixed(1)} when the node's part ended, on ${cpus.length} cores; processes other than the node and the driver used ${r.otherCores.toFixed(2)} cores on average during the node's part (the machine's CPU time minus theirs).${busyWarning(r)}
 - Node: the compiled product, \`node bin/clark.js node serve --model scripted:<script>\` on a fresh data dir (SQLite in WAL mode on the temporary directory's disk), default settings and logging, with a preload that reports its heap and CPU time over IPC every 100 ms (\`--import\`, \`--expose-gc\` for a full collection before each idle reading). RSS is VmRSS from /proc every 100 ms.
-- Order, on one node process: a warm-up of ${settings.warmupStreams} streams, memory at rest, the stream runs (${settings.levels.join(", ")}), the stops, the emergency stops; then the reference server.
+- Order, on one node process: a warm-up of ${settings.warmupStreams} streams, memory at rest, the stream runs (${settings.levels.join(", ")}) ${layoutsRun(r.node)}, the stops, the emergency stops; then, on one reference process, a warm-up of ${settings.warmupStreams} streams and the stream runs ${layoutsRun(r.baseline)}.
+- Cores: the stream runs are measured in two layouts on the same process, set between runs with \`taskset -a -p -c\` (every thread of a process): separate cores, the server under test on CPU ${separateCpus.server} and the driver on CPU ${separateCpus.driver}; shared cores, both free to run on any of the ${cpus.length} CPUs, placed by the kernel. They differ because Linux wakes a socket's reader on the CPU of its writer (a sync wake-up): with shared cores, when the node goes on with CPU work right after writing a delta, the driver reads that delta only once the node yields the CPU. Measured on this machine with shared cores: the single stream's slowest deltas were the last of their stream, the node finishing its turn (about 2 ms of SQLite and bookkeeping) right after writing it. In production the host app (the client) runs on cores of its own on a multi-core machine, so the target is judged with separate cores, which show what the node adds per delta; the shared-core figures are kept for reference, as what a client on the node's cores sees. With separate cores the node has one CPU for all its threads, so where it is busy, e.g. starting hundreds of streams at once, its gaps and times to first event are longer than with shared cores. The warm-ups, memory at rest, the stops and the emergency stops run on shared cores.${missingLayout(r)}
 - Script: streamed turns write ${settings.deltas} deltas ${settings.delayMs} ms apart (the first at once), each delta's text the model's \`process.hrtime.bigint()\` when it produced it (the script step \`{"stamp": true}\`); long turns write one delta and then wait ${settings.longDelayMs / 1000} s, so only a stop ends them.
 - Driver: \`node:http\` with a keep-alive agent of up to 600 sockets, opened (GET /health) before each run so streams do not pay for connecting; every stream in its own conversation, all streams of a run sent at once. Timestamps are taken when a chunk reaches the driver's \`data\` handler, so the driver's own delays are in the figures (its CPU is in the table). Requests on a keep-alive socket the server had just closed are sent again once (${r.connectionRetries} this run).
-- Delivery (the "added per delta" target): for every delta, the driver's \`process.hrtime.bigint()\` when its chunk arrived minus the stamp in the delta. Both read CLOCK_MONOTONIC, which the processes of one machine share, so this is the node's whole path from the model handing over a delta to its bytes at the client on the same machine (the turn engine, storing and publishing the event, SSE framing, the write, the socket), plus the driver's own delay in reading it. The target is judged on the node's p99 as measured, nothing subtracted. "plain node:http" is a reference server in a child process that writes the same kind of stamped deltas on the same timers with nothing else (stamped at the write): its delivery is the floor of this machine and this driver, the driver's share in the node's figure.
+- Delivery (the "added per delta" target): for every delta, the driver's \`process.hrtime.bigint()\` when its chunk arrived minus the stamp in the delta. Both read CLOCK_MONOTONIC, which the processes of one machine share, so this is the node's whole path from the model handing over a delta to its bytes at the client on the same machine (the turn engine, storing and publishing the event, SSE framing, the write, the socket), plus the driver's own delay in reading it. The target is judged on the node's p99 with ${judged} cores as measured, nothing subtracted. "plain node:http" is a reference server in a child process that writes the same kind of stamped deltas on the same timers with nothing else (stamped at the write): its delivery in the same layout is the floor of this machine and this driver, the driver's share in the node's figure.
 - Gap: two consecutive deltas of a stream at the driver minus the scripted ${settings.delayMs} ms, over all gaps of all streams; the mean per stream ((last − first − ${settings.deltas - 1} × ${settings.delayMs} ms) / ${settings.deltas - 1}) is shown too. Besides the delivery path, a gap contains the lateness of the model's own timer when the node's event loop is busy, above all with the start-up of the other streams of the run (each one's request, turn and first delta), so it overstates what the node adds per delta. Hence the time to first event (from the request sent to the first \`delta\` event), which shows how long that start-up lasts, and the steady-state gap: only the gaps whose two deltas both arrived after every stream of the run (each of the ${settings.singleRepeats} sequential runs for the single stream) had its first delta.
 
 ### Targets
@@ -1040,7 +1210,7 @@ ${streamsTable(r)}
 
 ### Memory of the node
 
-"Per stream" is (peak RSS − idle RSS) / streams, the idle reading taken after a full collection just before the run${r.peakRssOverall === undefined ? "" : `; the node's high-water RSS (VmHWM) over the whole benchmark was ${mib(r.peakRssOverall)} MiB`}.
+From the stream runs with ${judged} cores. "Per stream" is (peak RSS − idle RSS) / streams, the idle reading taken after a full collection just before the run${r.peakRssOverall === undefined ? "" : `; the node's high-water RSS (VmHWM) over the whole benchmark was ${mib(r.peakRssOverall)} MiB`}.
 
 ${memoryTable(r)}
 
@@ -1116,6 +1286,12 @@ const main = async () => {
     `Node benchmark: streams of ${settings.deltas} deltas ${settings.delayMs} ms apart at ${settings.levels.join(", ")} concurrent streams; ` +
       `${settings.stopTurns} stops; emergency stop of ${settings.emergencyTurns} turns ×${settings.emergencyRounds}`
   )
+  const cores = probeCores()
+  log(
+    cores.separateSkipped === undefined
+      ? `Core layouts: ${settings.cores.join(", ")} (separate: server on CPU ${separateCpus.server}, driver on CPU ${separateCpus.driver}; shared: both on CPUs ${cores.shared})`
+      : `Core layouts: shared only; separate cores skipped: ${cores.separateSkipped}`
+  )
   build("node")
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-node-"))
   tmpDirs.add(tmp)
@@ -1131,7 +1307,7 @@ const main = async () => {
     }
 
     log(`Warm-up: ${settings.warmupStreams} streams`)
-    const warm = await runLevel(node, settings.warmupStreams, 1, true)
+    const warm = await runLevel(node, "shared", settings.warmupStreams, 1, true)
     if (warm.failed > 0) throw new Error(`warm-up: ${warm.failed} streams failed (${warm.failureDetail})`)
 
     log(`Memory at rest: ${settings.targets.memoryStreams} long turns`)
@@ -1142,12 +1318,7 @@ const main = async () => {
     )
 
     log("Concurrent streams")
-    const nodeLevels: Array<LevelResult> = []
-    for (const streams of settings.levels) {
-      const result = await runLevel(node, streams, streams === 1 ? settings.singleRepeats : 1, true)
-      log(describeLevel("node", result))
-      nodeLevels.push(result)
-    }
+    const nodeLevels = await runLevels(node, cores, true)
 
     log(`Stop: ${settings.stopTurns} long turns, stopped one at a time`)
     const stops = await runStops(node)
@@ -1181,13 +1352,8 @@ const main = async () => {
     log("Reference: plain node:http, same bytes, same timers")
     const baseline = await startBaseline()
     await warmSockets(baseline, settings.warmupStreams)
-    await runLevel(baseline, settings.warmupStreams, 1, false)
-    const baselineLevels: Array<LevelResult> = []
-    for (const streams of settings.levels) {
-      const result = await runLevel(baseline, streams, streams === 1 ? settings.singleRepeats : 1, false)
-      log(describeLevel("plain", result))
-      baselineLevels.push(result)
-    }
+    await runLevel(baseline, "shared", settings.warmupStreams, 1, false)
+    const baselineLevels = await runLevels(baseline, cores, false)
     await stopChild(baseline.child)
 
     const section = renderSection({
@@ -1196,6 +1362,7 @@ const main = async () => {
       otherCores,
       node: nodeLevels,
       baseline: baselineLevels,
+      separateSkipped: cores.separateSkipped,
       stops,
       emergency,
       atRest,
