@@ -2,6 +2,7 @@
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -19,6 +20,24 @@ export const positiveInt = (name: string, fallback: number): number => {
 }
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+
+/** CPU time of the whole machine, all cores, in ms. */
+export const machineBusyMs = () =>
+  os.cpus().reduce((sum, cpu) => sum + cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq, 0)
+
+/**
+ * Cores the machine keeps busy over `ms` while the benchmark's own processes wait: other work that would
+ * take CPU from the runs. (A load average cannot tell: it still counts the benchmark's previous runs.)
+ */
+export const otherWorkCores = async (ms = 2000) => {
+  const before = machineBusyMs()
+  const started = performance.now()
+  await new Promise((resolve) => setTimeout(resolve, ms))
+  return (machineBusyMs() - before) / (performance.now() - started)
+}
+
+/** More than this many cores of other work marks a benchmark's figures as understated. */
+export const otherWorkLimit = 0.25
 
 /** Nearest-rank percentile of sorted values. */
 export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>

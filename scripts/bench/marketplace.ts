@@ -42,7 +42,18 @@ import { PackageStore } from "../../services/marketplace/PackageStore.js"
 import { seedSynthetic } from "../../src/marketplace/admin/Admin.js"
 import { syntheticPackages, syntheticTaxonomy } from "../../src/marketplace/seed/Synthetic.js"
 import { detailSql, findSql, listRequest, poolSize, type SqlQuery, versionsSql } from "./baseline-server.js"
-import { build, freePort, log, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
+import {
+  build,
+  freePort,
+  log,
+  otherWorkCores,
+  otherWorkLimit,
+  percentile,
+  positiveInt,
+  root,
+  seconds,
+  writeDocs
+} from "./Common.js"
 
 // ---------------------------------------------------------------------------
 // Settings
@@ -705,6 +716,8 @@ interface Results {
   readonly date: Date
   /** 1-minute load averages when the measurements started, when the SQLite runs started, and at the end. */
   readonly load: { readonly before: number; readonly sqlite: number; readonly after: number }
+  /** Cores busy with other work in a quiet moment before the PostgreSQL runs and before the SQLite runs. */
+  readonly otherWork: { readonly postgres: number; readonly sqlite: number }
   readonly postgresVersion: string
   readonly publicPackages: number
   readonly seeding: { readonly postgres: number; readonly analyze: number; readonly sqlite: number }
@@ -831,7 +844,7 @@ const fixedRateTable = (r: Results) => {
 
 /** Other processes were busy when the runs started (ours were idle then): the figures understate the code. */
 const busyWarning = (r: Results) =>
-  Math.max(r.load.before, r.load.sqlite) > os.cpus().length / 2
+  Math.max(r.otherWork.postgres, r.otherWork.sqlite) > otherWorkLimit
     ? ` **Other work was running on the machine when the measurements started: these figures understate what the code can do; rerun on an idle machine before comparing.**`
     : ""
 
@@ -850,7 +863,7 @@ const renderSection = (r: Results) => {
 Written by \`npm run bench:marketplace\` (scripts/bench/marketplace.ts) on ${r.date.toISOString().slice(0, 16).replace("T", " ")} UTC.
 
 - Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}; Node ${process.version}; PostgreSQL ${r.postgresVersion}. The load generator, the servers and PostgreSQL share these cores.
-- System load (1-minute average): ${r.load.before.toFixed(1)} when the measurements started, ${r.load.sqlite.toFixed(1)} when the SQLite runs started, ${r.load.after.toFixed(1)} when they ended, on ${cpus.length} cores; the benchmark's own processes account for about 3 of it at full speed.${busyWarning(r)}
+- System load (1-minute average): ${r.load.before.toFixed(1)} when the measurements started, ${r.load.sqlite.toFixed(1)} when the SQLite runs started, ${r.load.after.toFixed(1)} when they ended, on ${cpus.length} cores; the benchmark's own processes account for about 3 of it at full speed. Other work, measured over ${otherWorkWindowMs / 1000} s in which the benchmark's processes waited just before each database's runs: ${r.otherWork.postgres.toFixed(2)} cores before PostgreSQL's, ${r.otherWork.sqlite.toFixed(2)} before SQLite's.${busyWarning(r)}
 - Data: ${int(settings.packages)} synthetic packages (\`seedSynthetic\`, seed 1), ${int(r.publicPackages)} of them public. Seeding took ${seconds(r.seeding.postgres)} on PostgreSQL (then ${seconds(r.seeding.analyze)} of \`VACUUM (ANALYZE)\`, the state autovacuum reaches by itself after a bulk load) and ${seconds(r.seeding.sqlite)} on SQLite (a file under the temporary directory, no ANALYZE: the product never runs one).
 - Servers: the compiled product (\`node bin/clark.js marketplace serve\`, \`LOG_LEVEL=${warningLogLevel}\`, pool of ${poolSize}) twice on each database, **as shipped (read cache on, the default)** and **with \`MARKETPLACE_READ_CACHE=off\`**; on PostgreSQL also the baseline, scripts/bench/baseline-server.ts, plain \`node:http\` + \`pg\` with a pool of ${poolSize} and **no cache**. Before the runs the baseline was checked to send the very SQL text the product sends, and both product servers to answer bodies equal to the baseline's (on SQLite, to each other's); the cache-on server was checked twice, filling its cache and answering from it.
 - Read cache: as shipped, the product keeps package reads in memory (up to ${cacheLimit}) until the catalogue version moves, and still asks the database for that version on every read (on PostgreSQL one primary-key lookup). The workload rotates through ${int(distinct)} distinct requests (${(r.answerBytes / 2 ** 20).toFixed(1)} MiB of answers, within those limits), the body checks read each of them before the runs, and nothing writes during the runs: **every cache-on request measured here is a cache hit, by construction**. Traffic with many distinct queries, or a catalogue that changes often, lands between the cache-on and the cache-off figures. The cache-off product runs the same SQL as the baseline for every request: it is the like-for-like measure of the framework's cost.
@@ -907,12 +920,20 @@ const loadAverage = () => os.loadavg()[0] ?? 0
 
 const logLoad = (when: string) => {
   const load = loadAverage()
-  const busy = load > os.cpus().length / 2
-  log(
-    `  1-minute load average ${when}: ${load.toFixed(1)} on ${os.cpus().length} cores` +
-      (busy ? "; warning: other work will skew the figures" : "")
-  )
+  log(`  1-minute load average ${when}: ${load.toFixed(1)} on ${os.cpus().length} cores`)
   return load
+}
+
+const otherWorkWindowMs = 2000
+
+/** Other work on the machine while ours waits; a warning when it would skew the figures. */
+const checkOtherWork = async (when: string) => {
+  const cores = await otherWorkCores(otherWorkWindowMs)
+  log(
+    `  other work ${when}: ${cores.toFixed(2)} cores` +
+      (cores > otherWorkLimit ? "; warning: it will skew the figures" : "")
+  )
+  return cores
 }
 
 const main = async () => {
@@ -960,6 +981,7 @@ const main = async () => {
     const answerBytes = await checkResponses(pgOn, scenarios, plain, " (filling its cache)")
     await checkResponses(pgOn, scenarios, plain, " (from its cache)")
     const loadBefore = logLoad("before the PostgreSQL runs")
+    const otherWorkPostgres = await checkOtherWork("before the PostgreSQL runs")
     const postgres = await measureServers({ on: pgOn, off: pgOff, baseline: plain }, scenarios, searchPaths)
     for (const server of [pgOn, pgOff, plain]) await stopChild(server.child)
 
@@ -970,6 +992,7 @@ const main = async () => {
     await checkResponses(sqliteOn, scenarios, sqliteOff, " (filling its cache)")
     await checkResponses(sqliteOn, scenarios, sqliteOff, " (from its cache)")
     const loadSqlite = logLoad("before the SQLite runs")
+    const otherWorkSqlite = await checkOtherWork("before the SQLite runs")
     const sqlite = await measureServers({ on: sqliteOn, off: sqliteOff }, scenarios, searchPaths)
     for (const server of [sqliteOn, sqliteOff]) await stopChild(server.child)
     const loadAfter = logLoad("after the runs")
@@ -977,6 +1000,7 @@ const main = async () => {
     const section = renderSection({
       date: new Date(),
       load: { before: loadBefore, sqlite: loadSqlite, after: loadAfter },
+      otherWork: { postgres: otherWorkPostgres, sqlite: otherWorkSqlite },
       postgresVersion,
       publicPackages: survey.names.length,
       seeding: { postgres: seedPostgres, analyze, sqlite: seedSqlite },

@@ -48,7 +48,18 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { pathToFileURL } from "node:url"
-import { build, freePort, log, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
+import {
+  build,
+  freePort,
+  log,
+  machineBusyMs,
+  otherWorkLimit,
+  percentile,
+  positiveInt,
+  root,
+  seconds,
+  writeDocs
+} from "./Common.js"
 
 // ---------------------------------------------------------------------------
 // Settings
@@ -1031,11 +1042,6 @@ interface Results {
   readonly connectionRetries: number
 }
 
-const otherWorkLimit = 0.25
-
-/** CPU time of the whole machine, all cores, in ms. */
-const machineBusyMs = () =>
-  os.cpus().reduce((sum, cpu) => sum + cpu.times.user + cpu.times.nice + cpu.times.sys + cpu.times.irq, 0)
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
   [
