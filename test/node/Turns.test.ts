@@ -229,6 +229,25 @@ describe("rule 6: stop cancels every waiting message", () => {
       for (const stream of streams) expect(doneOf(yield* stream.ended).resolution).toBe("stopped")
       expect(doneOf(yield* waiting.ended).resolution).toBe("cancelled")
     })))
+
+  // More turns than one checkpoint transaction takes, so their ends are stored over several.
+  it.scoped("emergency stop of 40 turns stores every reply stopped with its text, as each done event says", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const ids = yield* Effect.all(Array.from({ length: 40 }, () => conversation))
+      const streams = yield* Effect.forEach(ids, (id) => writingTurn(id, "person", "forever"), { concurrency: "unbounded" })
+      const stop = yield* node.request("POST", "/stop", { as: "cli-api" })
+      expect(stop.body).toEqual({ stopped: { turns: 40, waiting: 0, jobs: 0, commands: 0 } })
+      for (const [i, stream] of streams.entries()) {
+        const done = doneOf(yield* stream.ended)
+        expect(done.resolution).toBe("stopped")
+        const stored = yield* timeline(ids[i]!)
+        expect(stored).toHaveLength(2)
+        expect(stored[1]).toMatchObject({ role: "assistant", status: "stopped", note: "Stopped by the emergency stop." })
+        expect(textOf(stored[1])).toBe("start ")
+        expect(done.timeline.entries).toEqual(stored)
+      }
+    })))
 })
 
 describe("rule 7: references are re-checked on arrival", () => {

@@ -157,8 +157,11 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  /** Changes a message under a new revision; the caller provides the transaction. */
-  const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
+  /**
+   * Takes a message's new revision and returns it with the UPDATE that writes the patch under it; the caller runs
+   * that (with RETURNING when it needs the row) in its transaction.
+   */
+  const patchUpdate = (conversationId: string, messageId: string, patch: MessagePatch) =>
     Effect.gen(function*() {
       const at = yield* now
       const { rev } = yield* bump(conversationId, false)
@@ -167,7 +170,14 @@ export const make = Effect.gen(function*() {
       if (patch.note !== undefined) set.note = patch.note
       if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
       if (patch.taskId !== undefined) set.taskId = patch.taskId
-      const [row] = yield* sql<Row>`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId} RETURNING *`
+      return { rev, update: sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}` }
+    })
+
+  /** Changes a message under a new revision and returns it as changed; the caller provides the transaction. */
+  const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
+    Effect.gen(function*() {
+      const { rev, update } = yield* patchUpdate(conversationId, messageId, patch)
+      const [row] = yield* sql<Row>`${update} RETURNING *`
       return { entry: toEntry(row!), last: rev }
     })
 
@@ -227,8 +237,9 @@ export const make = Effect.gen(function*() {
       const closing: Array<ReturnType<typeof eventRow>> = []
       for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
         if (reply === undefined) continue
-        const saved = yield* applyPatch(conversationId, reply.messageId, reply.patch)
-        if (close !== undefined) closing.push(eventRow(taskId, close(saved)))
+        // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
+        if (close === undefined) yield* (yield* patchUpdate(conversationId, reply.messageId, reply.patch)).update
+        else closing.push(eventRow(taskId, close(yield* applyPatch(conversationId, reply.messageId, reply.patch))))
       }
       yield* insertEvents(closing)
     })).pipe(Effect.orDie)
