@@ -127,19 +127,13 @@ export const detailSql = (name: string): SqlQuery => {
   const text = `SELECT ${summaryColumns}, p.homepage, p.repository_url, p.license,
           v.version, v.published_at, v.indexed_at AS version_indexed_at, v.registry_integrity,
           v.tarball_sha512_verified, v.has_provenance, v.readme_html, v.platforms, v.facets, v.permissions,
-          v.previews, v.security_checks
+          v.previews, v.security_checks, (SELECT COALESCE(json_agg(json_build_object('version', x.version, 'publishedAt', x.published_at)
+          ORDER BY x.published_at DESC, x.id DESC), '[]')::text FROM package_versions x WHERE x.package_id = p.id) AS version_list
         FROM ${summaryFrom}
           LEFT JOIN package_versions v ON v.package_id = p.id AND v.version = p.latest_version
         WHERE p.name = ${p.add(name)} AND ${statusIn(publicStatuses)}`
   return { text, values: p.values }
 }
-
-/** The versions statement of SqlPackageStore.detail, for the id the detail row returned. */
-export const versionsSql = (packageId: unknown): SqlQuery => ({
-  text: `SELECT version, published_at FROM package_versions
-        WHERE package_id = $1 ORDER BY published_at DESC, id DESC`,
-  values: [packageId]
-})
 
 // ---------------------------------------------------------------------------
 // Rows to JSON
@@ -196,8 +190,6 @@ const packageDetail = async (pool: pg.Pool, name: string) => {
   const detail = detailSql(name)
   const { rows: [row] } = await pool.query<Row>(detail.text, detail.values as Array<unknown>)
   if (row === undefined) return undefined
-  const versions = versionsSql(row.id)
-  const { rows } = await pool.query<Row>(versions.text, versions.values as Array<unknown>)
   const latest = row.version === null ? null : {
     version: row.version as string,
     publishedAt: row.published_at as string,
@@ -218,7 +210,7 @@ const packageDetail = async (pool: pg.Pool, name: string) => {
     repositoryUrl: str(row.repository_url),
     license: str(row.license),
     latest,
-    versions: rows.map((v) => ({ version: v.version as string, publishedAt: v.published_at as string }))
+    versions: JSON.parse(row.version_list) as Array<{ version: string; publishedAt: string }>
   }
 }
 

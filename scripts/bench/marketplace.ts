@@ -41,7 +41,7 @@ import * as Listing from "../../services/marketplace/Listing.js"
 import { PackageStore } from "../../services/marketplace/PackageStore.js"
 import { seedSynthetic } from "../../src/marketplace/admin/Admin.js"
 import { syntheticPackages, syntheticTaxonomy } from "../../src/marketplace/seed/Synthetic.js"
-import { detailSql, findSql, listRequest, poolSize, type SqlQuery, versionsSql } from "./baseline-server.js"
+import { detailSql, findSql, listRequest, poolSize, type SqlQuery } from "./baseline-server.js"
 import {
   build,
   freePort,
@@ -376,10 +376,9 @@ const checkSqlParity = async (url: string, scenarios: ReadonlyArray<Scenario>) =
       for (const requestPath of scenario.paths) {
         if (scenario.route === "detail") {
           const name = detailNameOf(requestPath)
-          const [detail, versions] = yield* captureStatements(store.detail(name, publicStatuses))
-          if (detail === undefined || versions === undefined) throw new Error(`${requestPath}: the product found no package`)
-          pairs.push({ request: requestPath, product: detail, baseline: detailSql(name) })
-          pairs.push({ request: requestPath, product: versions, baseline: versionsSql(versions.values[0]) })
+          const statements = yield* captureStatements(store.detail(name, publicStatuses))
+          if (statements.length !== 1) throw new Error(`${requestPath}: the product sent ${statements.length} statements, not 1`)
+          pairs.push({ request: requestPath, product: statements[0]!, baseline: detailSql(name) })
         } else {
           const search = searchParamsOf(requestPath)
           const plan = Listing.plan(decodeParams(Object.fromEntries(search)), scenario.route)
@@ -483,9 +482,7 @@ const measureSql = (url: string, scenarios: ReadonlyArray<Scenario>) =>
       for (let round = 0; round < 3; round++) {
         for (const requestPath of paths) {
           if (scenario.route === "detail") {
-            const detail = await timed(detailSql(detailNameOf(requestPath)))
-            const versions = await timed(versionsSql(detail.rows[0]?.id))
-            times.push(detail.ms + versions.ms)
+            times.push((await timed(detailSql(detailNameOf(requestPath)))).ms)
           } else {
             const query = findSql(listRequest(searchParamsOf(requestPath)))
             times.push((await timed(query)).ms)
@@ -875,7 +872,7 @@ ${workloadTable(r)}
 
 ### PostgreSQL
 
-"Cache on" is the product as shipped, "cache off" the product with \`MARKETPLACE_READ_CACHE=off\`, "baseline" plain \`node:http\` + \`pg\` (no cache). "SQL alone" is the median time of the scenario's statements run one at a time on one idle connection (detail: both statements).
+"Cache on" is the product as shipped, "cache off" the product with \`MARKETPLACE_READ_CACHE=off\`, "baseline" plain \`node:http\` + \`pg\` (no cache). "SQL alone" is the median time of the scenario's statements run one at a time on one idle connection.
 
 ${
     runsTable(r, [{ name: "Cache on", run: r.postgres.on }, { name: "Cache off", run: r.postgres.off }, {

@@ -101,6 +101,18 @@ export const make = Effect.gen(function*() {
   const visible = (name: string, statuses: PackageQuery["statuses"]) =>
     sql`p.name = ${name} AND ${sql.literal(statusIn("p.curation_status", statuses))}`
 
+  /**
+   * Every version of the package `p`, newest first, as a JSON array of `{version, publishedAt}` (keys in the
+   * schema's order): the detail is one statement, not a second round trip per request.
+   */
+  const versionList = sql.literal(
+    dialect === "pg"
+      ? `(SELECT COALESCE(json_agg(json_build_object('version', x.version, 'publishedAt', x.published_at)
+          ORDER BY x.published_at DESC, x.id DESC), '[]')::text FROM package_versions x WHERE x.package_id = p.id)`
+      : `(SELECT json_group_array(json_object('version', x.version, 'publishedAt', x.published_at)
+          ORDER BY x.published_at DESC, x.id DESC) FROM package_versions x WHERE x.package_id = p.id)`
+  )
+
   const versionItem = (row: Row, indexedAt: unknown = row.indexed_at): VersionItem => ({
     version: text(row.version),
     publishedAt: text(row.published_at),
@@ -115,13 +127,11 @@ export const make = Effect.gen(function*() {
       const [row] = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}, p.homepage, p.repository_url, p.license,
           v.version, v.published_at, v.indexed_at AS version_indexed_at, v.registry_integrity,
           v.tarball_sha512_verified, v.has_provenance, v.readme_html, v.platforms, v.facets, v.permissions,
-          v.previews, v.security_checks
+          v.previews, v.security_checks, ${versionList} AS version_list
         FROM ${sql.literal(summaryFrom)}
           LEFT JOIN package_versions v ON v.package_id = p.id AND v.version = p.latest_version
         WHERE ${visible(name, statuses)}`
       if (row === undefined) return Option.none()
-      const versions = yield* sql<Row>`SELECT version, published_at FROM package_versions
-        WHERE package_id = ${row.id} ORDER BY published_at DESC, id DESC`
       const latest: LatestVersion | null = row.version === null || row.version === undefined ? null : {
         ...versionItem(row, row.version_indexed_at),
         readmeHtml: textOrNull(row.readme_html),
@@ -137,7 +147,7 @@ export const make = Effect.gen(function*() {
         repositoryUrl: textOrNull(row.repository_url),
         license: textOrNull(row.license),
         latest,
-        versions: versions.map((v) => ({ version: text(v.version), publishedAt: text(v.published_at) }))
+        versions: json<PackageDetail["versions"]>(row.version_list)
       }
       return Option.some(result)
     }).pipe(Effect.orDie)
