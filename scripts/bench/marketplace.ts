@@ -25,7 +25,6 @@
 import { Statement } from "@effect/sql"
 import autocannon from "autocannon"
 import { Effect, Either, Layer, Schema } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -42,6 +41,7 @@ import { PackageStore } from "../../services/marketplace/PackageStore.js"
 import { seedSynthetic } from "../../src/marketplace/admin/Admin.js"
 import { syntheticPackages, syntheticTaxonomy } from "../../src/marketplace/seed/Synthetic.js"
 import { detailSql, findSql, listRequest, poolSize, type SqlQuery } from "./baseline-server.js"
+import { assertRunning, type Child, childFailure, isRunning, killAll, startChild, stopAll, stopChild } from "./Children.js"
 import {
   build,
   freePort,
@@ -50,7 +50,6 @@ import {
   otherWorkLimit,
   percentile,
   positiveInt,
-  root,
   seconds,
   writeDocs
 } from "./Common.js"
@@ -113,56 +112,10 @@ const databaseUrl = (adminUrl: string, name: string) => {
 // Child processes
 // ---------------------------------------------------------------------------
 
-interface Child {
-  readonly name: string
-  readonly process: ChildProcess
-  readonly output: Array<string>
-  readonly exited: Promise<void>
-}
-
-const children = new Set<Child>()
-
-const startChild = (name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Child => {
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  const output: Array<string> = []
-  const collect = (chunk: Buffer) => {
-    output.push(...chunk.toString("utf8").split("\n").filter((line) => line.length > 0))
-    if (output.length > 200) output.splice(0, output.length - 200)
-  }
-  child.stdout?.on("data", collect)
-  child.stderr?.on("data", collect)
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const handle: Child = { name, process: child, output, exited }
-  children.add(handle)
-  return handle
-}
-
-const isRunning = (child: Child) => child.process.exitCode === null && child.process.signalCode === null
-
-const stopChild = async (child: Child) => {
-  children.delete(child)
-  if (!isRunning(child)) return
-  child.process.kill("SIGTERM")
-  const stopped = await Promise.race([child.exited.then(() => true), sleep(5000).then(() => false)])
-  if (!stopped) {
-    child.process.kill("SIGKILL")
-    await child.exited
-  }
-}
-
-const stopAll = () => Promise.all([...children].map(stopChild))
-
-const childFailure = (child: Child, what: string) =>
-  new Error(`${child.name} ${what}; its last output:\n${child.output.slice(-40).join("\n") || "(none)"}`)
-
 const waitHealthy = async (child: Child, baseUrl: string) => {
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
-    if (!isRunning(child)) throw childFailure(child, `exited with ${child.process.exitCode ?? child.process.signalCode}`)
+    assertRunning(child)
     try {
       const response = await fetch(`${baseUrl}/api/v1/health`)
       await response.arrayBuffer()
@@ -1020,7 +973,7 @@ const main = async () => {
 // Ctrl-C or a kill: the child servers go too (the database is dropped by the next run).
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    for (const child of children) child.process.kill("SIGKILL")
+    killAll()
     process.exit(130)
   })
 }

@@ -40,7 +40,7 @@
  * (the profile is written when the node exits, at the end of the node's part); a run with flags
  * prints its tables but leaves docs/benchmarks.md alone.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -48,6 +48,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { pathToFileURL } from "node:url"
+import { assertRunning, type Child, childFailure, killAll, startChild, stopAll, stopChild } from "./Children.js"
 import {
   build,
   freePort,
@@ -56,7 +57,6 @@ import {
   otherWorkLimit,
   percentile,
   positiveInt,
-  root,
   seconds,
   writeDocs
 } from "./Common.js"
@@ -270,66 +270,38 @@ interface ChildSample {
   readonly cpuMicros: number
 }
 
-interface Child {
-  readonly name: string
-  readonly process: ChildProcess
-  readonly output: Array<string>
-  readonly exited: Promise<void>
-  /** Latest sample from the preload (the node only). */
+/** The node under test: a child with the preload's message channel. */
+interface NodeChild extends Child {
+  /** Latest sample from the preload. */
   latest: ChildSample | undefined
   readonly replies: Array<(sample: ChildSample) => void>
   readonly writtenReplies: Array<(values: ReadonlyArray<number>) => void>
 }
 
-const children = new Set<Child>()
-
-const startChild = (name: string, args: ReadonlyArray<string>, env: Record<string, string>, ipc: boolean): Child => {
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
+const startNodeChild = (args: ReadonlyArray<string>, env: Record<string, string>): NodeChild => {
+  const handle: NodeChild = Object.assign(startChild("node", args, env, true), {
+    latest: undefined,
+    replies: [],
+    writtenReplies: []
   })
-  const output: Array<string> = []
-  const collect = (chunk: Buffer) => {
-    output.push(...chunk.toString("utf8").split("\n").filter((line) => line.length > 0))
-    if (output.length > 200) output.splice(0, output.length - 200)
-  }
-  child.stdout?.on("data", collect)
-  child.stderr?.on("data", collect)
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const handle: Child = { name, process: child, output, exited, latest: undefined, replies: [], writtenReplies: [] }
-  child.on("message", (message: ChildSample | { readonly kind: "written"; readonly values: ReadonlyArray<number> }) => {
+  handle.process.on("message", (message: ChildSample | { readonly kind: "written"; readonly values: ReadonlyArray<number> }) => {
     if ("values" in message) return handle.writtenReplies.shift()?.(message.values)
     handle.latest = message
     if (message.kind === "reply") handle.replies.shift()?.(message)
   })
-  children.add(handle)
   return handle
 }
 
-const isRunning = (child: Child) => child.process.exitCode === null && child.process.signalCode === null
-
-const stopChild = async (child: Child) => {
-  children.delete(child)
-  if (!isRunning(child)) return
-  child.process.kill("SIGTERM")
-  const stopped = await Promise.race([child.exited.then(() => true), sleep(5000).then(() => false)])
-  if (!stopped) {
-    child.process.kill("SIGKILL")
-    await child.exited
-  }
-}
-
-const childFailure = (child: Child, what: string) =>
-  new Error(`${child.name} ${what}; its last output:\n${child.output.slice(-40).join("\n") || "(none)"}`)
-
-const assertRunning = (child: Child) => {
-  if (!isRunning(child)) throw childFailure(child, `exited with ${child.process.exitCode ?? child.process.signalCode}`)
+/** The node under test, whose preload answers; the reference server has none. */
+const asNode = (child: Child): NodeChild => {
+  if (!("replies" in child)) throw new Error(`${child.name} has no preload to ask`)
+  return child as NodeChild
 }
 
 /** A sample from the child's preload, after a full collection when `gc`. */
-const askSample = (child: Child, gc: boolean) =>
-  withDeadline(
+const askSample = (server: Child, gc: boolean) => {
+  const child = asNode(server)
+  return withDeadline(
     new Promise<ChildSample>((resolve) => {
       child.replies.push(resolve)
       child.process.send(gc ? "gc" : "sample")
@@ -337,10 +309,12 @@ const askSample = (child: Child, gc: boolean) =>
     5000,
     `${child.name}: memory sample`
   )
+}
 
 /** The node's delta → bytes times (ms) since the previous call, from the preload. */
-const askWritten = (child: Child) =>
-  withDeadline(
+const askWritten = (server: Child) => {
+  const child = asNode(server)
+  return withDeadline(
     new Promise<ReadonlyArray<number>>((resolve) => {
       child.writtenReplies.push(resolve)
       child.process.send("written")
@@ -348,6 +322,7 @@ const askWritten = (child: Child) =>
     5000,
     `${child.name}: delta → bytes times`
   )
+}
 
 /** VmRSS of a process, in bytes, from /proc (undefined once it is gone). */
 const readRss = (pid: number): number | undefined => {
@@ -369,7 +344,8 @@ const readHwm = (pid: number): number | undefined => {
 }
 
 /** RSS every 100 ms from /proc, heap from the preload's latest tick: the peaks over a window. */
-const trackMemory = (child: Child) => {
+const trackMemory = (server: Child) => {
+  const child = asNode(server)
   let peakRss = 0
   let peakHeapUsed = 0
   let peakHeapTotal = 0
@@ -1316,8 +1292,7 @@ const startNode = async (tmp: string): Promise<Target> => {
   fs.writeFileSync(scriptFile, JSON.stringify(script, null, 2))
   fs.writeFileSync(preloadFile, preloadSource)
   const port = await freePort()
-  const child = startChild(
-    "node",
+  const child = startNodeChild(
     [
       ...settings.nodeFlags,
       "--expose-gc",
@@ -1333,8 +1308,7 @@ const startNode = async (tmp: string): Promise<Target> => {
       "--model",
       `scripted:${scriptFile}`
     ],
-    { CC_APP_SECRET: randomBytes(24).toString("base64url") },
-    true
+    { CC_APP_SECRET: randomBytes(24).toString("base64url") }
   )
   const started = Date.now()
   await waitHealthy({ label: "node", port, token: "", child })
@@ -1345,7 +1319,7 @@ const startNode = async (tmp: string): Promise<Target> => {
 
 const startBaseline = async (): Promise<Target> => {
   const port = await freePort()
-  const child = startChild("plain node:http", ["-e", baselineSource, String(settings.deltas), String(settings.delayMs), String(port)], {}, false)
+  const child = startChild("plain node:http", ["-e", baselineSource, String(settings.deltas), String(settings.delayMs), String(port)])
   const target = { label: "plain node:http", port, token: "", child }
   await waitHealthy(target)
   return target
@@ -1449,7 +1423,7 @@ const main = async () => {
   } finally {
     streamAgent.destroy()
     controlAgent.destroy()
-    await Promise.all([...children].map(stopChild))
+    await stopAll()
     fs.rmSync(tmp, { recursive: true, force: true })
     tmpDirs.delete(tmp)
   }
@@ -1460,7 +1434,7 @@ const tmpDirs = new Set<string>()
 // Ctrl-C or a kill: the child servers and the temporary data go too.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    for (const child of children) child.process.kill("SIGKILL")
+    killAll()
     for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
     process.exit(130)
   })
