@@ -5,6 +5,7 @@
  * and resume with Last-Event-ID, and a restart loses nothing acknowledged.
  */
 import {
+  Array as Arr,
   Cause,
   Clock,
   Config,
@@ -345,8 +346,7 @@ export const make = (settings: TurnSettings) =>
         }
       })
       return Effect.forEach(
-        Array.from({ length: Math.ceil(checkpoints.length / checkpointChunk) }, (_, i) =>
-          checkpoints.slice(i * checkpointChunk, (i + 1) * checkpointChunk)),
+        Arr.chunksOf(checkpoints, checkpointChunk),
         // A zero sleep is a timer: unlike yieldNow (a microtask), it lets the event loop run timers and I/O first.
         (chunk, i) => i === 0 ? store.checkpoint(chunk) : Effect.zipRight(Effect.sleep(Duration.zero), store.checkpoint(chunk)),
         { discard: true }

@@ -33,7 +33,7 @@ export interface Checkpoint {
   readonly conversationId: string
   readonly taskId: string
   readonly events: ReadonlyArray<StoredEvent>
-  readonly reply?: { readonly messageId: string; readonly patch: MessagePatch } | undefined
+  readonly reply: { readonly messageId: string; readonly patch: MessagePatch }
   /** An event that follows from the reply as saved (a turn's `done`), stored in the same transaction. */
   readonly closing?: ((saved: SavedEntry) => StoredEvent) | undefined
 }

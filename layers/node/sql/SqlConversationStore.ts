@@ -53,11 +53,10 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const now = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
 
-  /** Takes the next revision of a conversation (and the next seq when inserting). */
-  const bump = (conversationId: string, withSeq: boolean) =>
-    sql<Row>`UPDATE conversations SET rev = rev + 1, next_seq = next_seq + ${withSeq ? 1 : 0}
-      WHERE id = ${conversationId} RETURNING rev, next_seq`.pipe(
-      Effect.map(([row]) => ({ rev: num(row!.rev), seq: num(row!.nextSeq) }))
+  /** Takes the next revision of a conversation. */
+  const bump = (conversationId: string) =>
+    sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`.pipe(
+      Effect.map(([row]) => num(row!.rev))
     )
 
   const create: ConversationStore["Type"]["create"] = (homeNodeId, title) =>
@@ -164,7 +163,7 @@ export const make = Effect.gen(function*() {
   const patchUpdate = (conversationId: string, messageId: string, patch: MessagePatch) =>
     Effect.gen(function*() {
       const at = yield* now
-      const { rev } = yield* bump(conversationId, false)
+      const rev = yield* bump(conversationId)
       const set: Record<string, unknown> = { rev, updatedAt: at }
       if (patch.status !== undefined) set.status = patch.status
       if (patch.note !== undefined) set.note = patch.note
@@ -236,7 +235,6 @@ export const make = Effect.gen(function*() {
       yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
       const closing: Array<ReturnType<typeof eventRow>> = []
       for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
-        if (reply === undefined) continue
         // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
         if (close === undefined) yield* (yield* patchUpdate(conversationId, reply.messageId, reply.patch)).update
         else closing.push(eventRow(taskId, close(yield* applyPatch(conversationId, reply.messageId, reply.patch))))
