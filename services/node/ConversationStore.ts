@@ -116,10 +116,15 @@ export class ConversationStore extends Context.Tag("clark/node/ConversationStore
   ) => Effect.Effect<void>
   readonly insertQuestion: (question: Question) => Effect.Effect<void>
   readonly question: (id: string) => Effect.Effect<Option.Option<Question>>
-  readonly updateQuestion: (
+  /**
+   * Moves a question to `patch.status` only if it is in one of `from`, in one conditional write; false when it was
+   * not (another call won, or it was never there). Concurrent transitions of one question: exactly one wins.
+   */
+  readonly transitionQuestion: (
     id: string,
+    from: ReadonlyArray<QuestionStatus>,
     patch: { readonly status: QuestionStatus; readonly askedAgainAs?: string }
-  ) => Effect.Effect<void>
+  ) => Effect.Effect<boolean>
   readonly openQuestions: Effect.Effect<ReadonlyArray<Question>>
   readonly insertHostControl: (control: HostControl) => Effect.Effect<void>
   readonly hostControl: (id: string) => Effect.Effect<Option.Option<HostControl & { readonly answered: boolean }>>

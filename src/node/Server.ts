@@ -13,7 +13,7 @@ import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
 import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
 import * as NodeMapTiles from "../../layers/node/tiles/MapTiles.js"
-import * as TurnSupervisor from "../../layers/node/TurnSupervisor.js"
+import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import type { MapTiles } from "../../services/node/MapTiles.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
@@ -32,7 +32,7 @@ export interface NodeOptions {
   readonly dataDir: string
   readonly appSecret: Redacted.Redacted<string>
   readonly model: Layer.Layer<ModelProvider>
-  readonly turns?: TurnSupervisor.TurnSettings | undefined
+  readonly turns?: TurnEngineLive.TurnSettings | undefined
   /** The tile fetcher; tests replace it to see how the node answers each of its outcomes. */
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
@@ -59,7 +59,7 @@ export const ServicesLive = (options: NodeOptions) => {
     Identity.layer(options.dataDir, options.appSecret),
     options.model
   )
-  const engine = options.turns === undefined ? TurnSupervisor.layerConfig : TurnSupervisor.layer(options.turns)
+  const engine = options.turns === undefined ? TurnEngineLive.layerConfig : TurnEngineLive.layer(options.turns)
   return engine.pipe(Layer.provideMerge(base))
 }
 

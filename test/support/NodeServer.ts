@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as NoModel from "../../layers/node/model/NoModel.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
-import type { TurnSettings } from "../../layers/node/TurnSupervisor.js"
+import type { TurnSettings } from "../../layers/node/TurnEngine.js"
 import { serveApi } from "../../src/http/ServeApi.js"
 import { ApiLive, type NodeOptions } from "../../src/node/Server.js"
 

@@ -294,12 +294,13 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const updateQuestion: ConversationStore["Type"]["updateQuestion"] = (id, patch) =>
+  const transitionQuestion: ConversationStore["Type"]["transitionQuestion"] = (id, from, patch) =>
     Effect.gen(function*() {
       const at = yield* now
-      yield* sql`UPDATE questions SET status = ${patch.status}, asked_again_as = COALESCE(${
+      const rows = yield* sql<Row>`UPDATE questions SET status = ${patch.status}, asked_again_as = COALESCE(${
         patch.askedAgainAs ?? null
-      }, asked_again_as), updated_at = ${at} WHERE id = ${id}`
+      }, asked_again_as), updated_at = ${at} WHERE id = ${id} AND ${sql.in("status", from)} RETURNING id`
+      return rows.length === 1
     }).pipe(Effect.orDie)
 
   const openQuestions: ConversationStore["Type"]["openQuestions"] = sql<Row>`SELECT * FROM questions
@@ -399,7 +400,7 @@ export const make = Effect.gen(function*() {
     saveClientRequest,
     insertQuestion,
     question,
-    updateQuestion,
+    transitionQuestion,
     openQuestions,
     insertHostControl,
     hostControl,

@@ -1,63 +1,67 @@
-/** Server-Sent Events of a turn: `id: <taskId>:<seq>` so a client can resume with Last-Event-ID. */
+/**
+ * Server-Sent Events of a turn, on Effect Streams: `id: <taskId>:<seq>` so a
+ * client can resume with Last-Event-ID.
+ */
+import { Sse } from "@effect/experimental"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Fiber, Option, Runtime } from "effect"
+import { Channel, Chunk, Effect, Stream } from "effect"
 import type { ServerResponse } from "node:http"
-import { Readable } from "node:stream"
-import type { EventSink, TurnEvent } from "../../../services/node/TurnEngine.js"
+import type { Socket } from "node:net"
+import type { TurnEvent } from "../../../services/node/TurnEngine.js"
 
 export const encodeEvent = (event: TurnEvent): string =>
-  `id: ${event.taskId}:${event.seq}\nevent: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`
+  Sse.encoder.write({
+    _tag: "Event",
+    id: event.taskId === null ? undefined : `${event.taskId}:${event.seq}`,
+    event: event.event,
+    data: JSON.stringify(event.data)
+  })
+
+const utf8 = new TextEncoder()
 
 /** Sent first, so the headers leave at once even when the turn has nothing to say yet (a waiting message). */
-const opening = ": connected\n\n"
+const opening = utf8.encode(": connected\n\n")
 
 /**
- * A client that reads this far behind is cut off rather than buffered without end; it can resume with
- * Last-Event-ID.
- */
-const maxBuffered = 4 * 1024 * 1024
-
-/**
- * The response that follows a turn. Events are written into a Node stream that the server pipes to the socket, from
- * the turn's own fiber: no Stream stage or fiber wake-up per event (docs/decisions.md, "The node's hot path"). The
- * follower runs on its own fiber, so the handler answers at once; a client that leaves interrupts only that fiber.
- *
  * Node's `ServerResponse.write` corks the socket and uncorks it on `process.nextTick`, which runs only once the
  * microtask queue is empty: with Effect's scheduler running every ready fiber in microtasks, an event would wait
- * for all of that work (other turns starting, SQL) before it left. The sink uncorks the socket itself right after
- * the event is written, so its bytes are sent before the turn's fiber does anything else.
+ * for all of that work (other turns starting, SQL) before it left. This stage passes each chunk on and, when the
+ * response asks for the next one (so after it wrote this one), uncorks the socket: the bytes leave at once.
  */
-export const response = (follow: (sink: EventSink) => Effect.Effect<void>) =>
-  Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
-    // Undefined when the request did not come through Node's HTTP server.
-    const socket = (NodeHttpServerRequest.toServerResponse(yield* HttpServerRequest.HttpServerRequest) as
-      | ServerResponse
-      | undefined)?.socket
-    const body = new Readable({ read() {} })
-    body.push(opening)
-    const sink: EventSink = (event) => {
-      if (body.destroyed) return
-      if (body.readableLength > maxBuffered) body.destroy()
-      else {
-        body.push(encodeEvent(event))
-        if (socket?.writableCorked) socket.uncork()
-      }
-    }
-    const fiber = Runtime.runFork(runtime)(follow(sink))
-    fiber.addObserver(() => {
-      if (!body.destroyed) body.push(null)
+const uncorkAfterWrite = (socket: Socket | undefined) => {
+  const loop: Channel.Channel<Chunk.Chunk<Uint8Array>, Chunk.Chunk<Uint8Array>, never, never, unknown, unknown> = Channel
+    .readWithCause({
+      onInput: (chunk: Chunk.Chunk<Uint8Array>) =>
+        Channel.zipRight(
+          Channel.write(chunk),
+          Channel.suspend(() => {
+            if (socket?.writableCorked) socket.uncork()
+            return loop
+          })
+        ),
+      onFailure: Channel.failCause,
+      onDone: Channel.succeed
     })
-    body.once("close", () => Runtime.runFork(runtime)(Fiber.interrupt(fiber)))
-    return HttpServerResponse.raw(body, {
+  return loop
+}
+
+/**
+ * The response that follows a turn: its events SSE-encoded, each chunk of events that arrived together written as
+ * one piece. The stream runs on the request's fiber: a client that leaves interrupts it and with it only its own
+ * subscription; the turn goes on.
+ */
+export const response = (events: Stream.Stream<TurnEvent>) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+    // Undefined when the request did not come through Node's HTTP server.
+    const socket = (NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined)?.socket ?? undefined
+    const bytes = events.pipe(
+      Stream.mapChunks((chunk) => Chunk.of(utf8.encode(Chunk.join(Chunk.map(chunk, encodeEvent), "")))),
+      Stream.prepend(Chunk.of(opening)),
+      Stream.pipeThroughChannel(uncorkAfterWrite(socket))
+    )
+    return HttpServerResponse.stream(bytes, {
       contentType: "text/event-stream",
       headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
     })
   })
-
-/** `<taskId>:<seq>` from a Last-Event-ID header. */
-export const parseLastEventId = (value: string | undefined): Option.Option<{ taskId: string; seq: number }> => {
-  const match = value === undefined ? null : /^(task_[A-Za-z0-9_-]{1,64}):(\d{1,9})$/.exec(value)
-  return match === null ? Option.none() : Option.some({ taskId: match[1]!, seq: Number(match[2]) })
-}

@@ -1,0 +1,469 @@
+/**
+ * The turn engine. Per conversation it owns the running turn (a fiber), the
+ * messages waiting behind it and the steering decision; the parts live in
+ * `turns/`: a turn and its event log (Turn), writing turns to the store
+ * (Checkpoints), running one (Agent), questions, host-control, start-up
+ * recovery. This module wires them and keeps the per-conversation state.
+ */
+import { Config, Deferred, Duration, Effect, Fiber, FiberSet, HashMap, Layer, Option, PubSub, Ref } from "effect"
+import { LRUCache } from "lru-cache"
+import type { Block, MessageResult, Ref as Reference, TimelineEntry } from "../../schema/node/Conversation.js"
+import { makeId } from "../../services/common/Ids.js"
+import { resolveAppIntent } from "../../services/node/AppIntents.js"
+import { AuditLog } from "../../services/node/AuditLog.js"
+import { ConversationNotFound, LastEventIdInvalid, ReferenceNotAvailable } from "../../services/node/ConversationErrors.js"
+import { ConversationStore, type NewMessage } from "../../services/node/ConversationStore.js"
+import { ModelProvider } from "../../services/node/ModelProvider.js"
+import { decide } from "../../services/node/Steering.js"
+import { type Submission, type Ticket, TurnEngine, type TurnEvent } from "../../services/node/TurnEngine.js"
+import * as Agent from "./turns/Agent.js"
+import * as Checkpoints from "./turns/Checkpoints.js"
+import * as HostControl from "./turns/HostControl.js"
+import * as Questions from "./turns/Questions.js"
+import * as Recovery from "./turns/Recovery.js"
+import * as Tickets from "./turns/Tickets.js"
+import { follow } from "./turns/Turn.js"
+import type { Waiting } from "./turns/Tickets.js"
+import type { Turn } from "./turns/Turn.js"
+
+export const TurnSettings = Config.all({
+  /** A single turn stops after this long (spec: 5 minutes by default). */
+  wallClock: Config.duration("CC_MODEL_MAX_WALL_CLOCK_MS").pipe(
+    Config.orElse(() => Config.integer("CC_MODEL_MAX_WALL_CLOCK_MS").pipe(Config.map(Duration.millis))),
+    Config.withDefault(Duration.minutes(5))
+  ),
+  /** How long the streaming turn waits for the app to answer a host-control before calling it unconfirmed. */
+  hostControlWait: Config.integer("CC_HOST_CONTROL_WAIT_MS").pipe(
+    Config.map(Duration.millis),
+    Config.withDefault(Duration.seconds(5))
+  ),
+  /** How long an unanswered question stays open. */
+  questionTtl: Config.integer("CC_QUESTION_TTL_MS").pipe(Config.map(Duration.millis), Config.withDefault(Duration.hours(24))),
+  /** How long POST /messages waits before answering 202 and leaving the turn to run in the background. */
+  waitBudget: Config.integer("CC_WAIT_ROUTE_MS").pipe(Config.map(Duration.millis), Config.withDefault(Duration.seconds(60)))
+})
+export type TurnSettings = Config.Config.Success<typeof TurnSettings>
+
+/** Mutated only under `lock`. */
+interface ConversationState {
+  readonly lock: Effect.Semaphore
+  running: Turn | undefined
+  readonly waiting: Array<Waiting>
+}
+
+/** Conversations remembered as existing (none is ever deleted yet); bounded, so the memory does not grow. */
+const knownConversations = 4096
+
+const replyRow = (conversationId: string, taskId: string): NewMessage => ({
+  conversationId,
+  role: "assistant",
+  origin: null,
+  channel: null,
+  status: "writing",
+  taskId,
+  blocks: []
+})
+
+const doneOf = (taskId: string | null, seq: number, data: MessageResult): TurnEvent => ({ taskId, seq, event: "done", data })
+
+export const make = (settings: TurnSettings) =>
+  Effect.gen(function*() {
+    const store = yield* ConversationStore
+    const audit = yield* AuditLog
+    const model = yield* ModelProvider
+    const turns = yield* FiberSet.make<void>()
+    const states = yield* Ref.make(HashMap.empty<string, ConversationState>())
+    const closing = yield* Ref.make(false)
+    const known = new LRUCache<string, true>({ max: knownConversations })
+
+    const requireConversation = (conversationId: string) =>
+      known.has(conversationId) ? Effect.void : Effect.flatMap(
+        store.get(conversationId),
+        Option.match({
+          onNone: () => Effect.fail(new ConversationNotFound({ conversationId })),
+          onSome: () => Effect.sync(() => void known.set(conversationId, true))
+        })
+      )
+
+    const stateOf = (conversationId: string) =>
+      Ref.modify(states, (map) =>
+        Option.match(HashMap.get(map, conversationId), {
+          onSome: (state) => [state, map],
+          onNone: () => {
+            const state: ConversationState = { lock: Effect.unsafeMakeSemaphore(1), running: undefined, waiting: [] }
+            return [state, HashMap.set(map, conversationId, state)]
+          }
+        }))
+
+    /** Runs `f` under the conversation's lock, on the state that is current once the lock is held. */
+    const locked = <A, E, R>(conversationId: string, f: (state: ConversationState) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.flatMap(stateOf(conversationId), (state) =>
+        state.lock.withPermits(1)(Effect.flatMap(Ref.get(states), (map) =>
+          Option.contains(HashMap.get(map, conversationId), state) ? f(state) : locked(conversationId, f))))
+
+    /** An idle conversation's state is dropped, so the map holds only conversations with work; caller holds the lock. */
+    const prune = (conversationId: string, state: ConversationState) =>
+      state.running === undefined && state.waiting.length === 0
+        ? Ref.update(states, HashMap.remove(conversationId))
+        : Effect.void
+
+    const checkpoints = yield* Checkpoints.make(store)
+    let engineSubmit: TurnEngine["Type"]["submit"] = () => Effect.dieMessage("not ready")
+    const questions = yield* Questions.make({
+      store,
+      ttl: settings.questionTtl,
+      requireConversation,
+      submit: (submission) => Effect.suspend(() => engineSubmit(submission))
+    })
+    const hostControl = yield* HostControl.make({
+      store,
+      audit,
+      wait: settings.hostControlWait,
+      emit: (turn, data) => agent.emit(turn, "host-control", data)
+    })
+
+    /** Cancels a message that waited: it stays saved, gets a "stopped before it started" card and a stored `done`. */
+    const cancelWaiting = (conversationId: string, userMessageId: string, taskId: string | null) =>
+      Effect.gen(function*() {
+        const user = yield* store.updateMessage(conversationId, userMessageId, { status: "complete" })
+        const card = yield* store.insertMessage({
+          conversationId,
+          role: "assistant",
+          origin: null,
+          channel: null,
+          status: "cancelled",
+          note: Agent.notes.cancelled,
+          taskId,
+          blocks: []
+        })
+        const result = (last: number, entries: ReadonlyArray<TimelineEntry>): MessageResult => ({
+          resolution: "cancelled",
+          taskId,
+          messageIds: [userMessageId, card.messageId],
+          timeline: { conversationId, entries, last }
+        })
+        if (taskId === null) return doneOf(null, 1, result(card.seq, [user.entry, card]))
+        let done: TurnEvent | undefined
+        yield* store.checkpoint([{
+          conversationId,
+          taskId,
+          events: [],
+          reply: { messageId: card.messageId, patch: {} },
+          closing: (saved) => (done = doneOf(taskId, 1, result(saved.last, [user.entry, saved.entry])))
+        }])
+        return done!
+      })
+
+    const startTurn = (state: ConversationState, submission: Submission, taskId: string, user: TimelineEntry, reply: TimelineEntry) =>
+      Effect.gen(function*() {
+        const turn: Turn = {
+          taskId,
+          conversationId: submission.conversationId,
+          origin: submission.caller.surface,
+          channel: submission.caller.channel,
+          route: submission.route,
+          userMessageId: user.messageId,
+          assistantMessageId: reply.messageId,
+          entries: [user],
+          live: yield* PubSub.unbounded<TurnEvent>(),
+          result: yield* Deferred.make<MessageResult>(),
+          steers: [],
+          blocks: [],
+          log: [],
+          persisted: 0,
+          dirty: false,
+          final: undefined,
+          closing: undefined,
+          phase: "setup",
+          seq: 0,
+          stopNote: undefined,
+          fiber: undefined
+        }
+        state.running = turn
+        turn.fiber = yield* FiberSet.run(turns, agent.run(turn))
+        return turn
+      })
+
+    /** Starts the turn of a message that waited; the caller holds the conversation lock. */
+    const startWaiting = (state: ConversationState, waiting: Waiting) =>
+      Effect.gen(function*() {
+        const { conversationId } = waiting.submission
+        const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete" })
+        const reply = yield* store.insertMessage(replyRow(conversationId, waiting.taskId))
+        return yield* startTurn(state, waiting.submission, waiting.taskId, user.entry, reply)
+      })
+
+    const ended = (turn: Turn) =>
+      locked(turn.conversationId, (state) =>
+        Effect.gen(function*() {
+          if (state.running === turn) state.running = undefined
+          const next = state.waiting.shift()
+          if (next !== undefined) {
+            if (yield* Ref.get(closing)) {
+              const done = yield* cancelWaiting(turn.conversationId, next.userMessageId, next.taskId)
+              yield* Deferred.succeed(next.started, { _tag: "Cancelled", done })
+            } else {
+              const started = yield* startWaiting(state, next)
+              yield* Deferred.succeed(next.started, { _tag: "Turn", turn: started })
+            }
+          }
+          yield* prune(turn.conversationId, state)
+        }))
+
+    const runTool = (turn: Turn, name: string, input: unknown) => {
+      switch (name) {
+        case "ask_user_question":
+          return questions.ask(turn, input)
+        case "host_control":
+          return hostControl.run(turn, input)
+        default:
+          return Effect.succeed({ status: "failed" as const, output: { error: `unknown tool ${name}` } })
+      }
+    }
+
+    const agent = Agent.make({
+      store,
+      model,
+      checkpoints,
+      wallClock: settings.wallClock,
+      runTool,
+      ended,
+      nextSteers: (turn) =>
+        locked(turn.conversationId, () =>
+          Effect.sync(() => {
+            const steers = turn.steers.splice(0)
+            if (steers.length === 0) turn.phase = "finishing"
+            return steers
+          }))
+    })
+
+
+    const checkReferences = (refs: ReadonlyArray<Reference>) =>
+      Effect.gen(function*() {
+        const notices = refs.some((ref) => ref.kind === "notice") ? yield* store.notices : []
+        for (const ref of refs) {
+          const available = ref.kind === "conversation"
+            ? Option.isSome(yield* store.get(ref.id))
+            : ref.kind === "notice"
+            ? notices.some((n) => n.id === ref.id && n.state !== "dismissed")
+            // Skills, projects, files, folders, services and background work are not indexed by this node yet.
+            : false
+          if (!available) return yield* new ReferenceNotAvailable({ reference: ref })
+        }
+      })
+
+    /** A retry with a known clientRequestId follows or replays the original submission. */
+    const retried = (state: ConversationState, conversationId: string, seen: { messageId: string; taskId: string | null }) => {
+      const running = state.running
+      if (running !== undefined && running.taskId === seen.taskId) {
+        return running.userMessageId === seen.messageId ? Tickets.own(running) : Tickets.steered(running)
+      }
+      const queued = state.waiting.find((w) => w.userMessageId === seen.messageId)
+      if (queued !== undefined) return Tickets.waiting(queued, "waiting")
+      return Tickets.replay(store, conversationId, seen.messageId, seen.taskId)
+    }
+
+    const submit: TurnEngine["Type"]["submit"] = (submission) =>
+      Effect.gen(function*() {
+        const { caller, conversationId, request } = submission
+        yield* requireConversation(conversationId)
+        const refs = request.references?.items ?? []
+        return yield* locked(conversationId, (state) =>
+          Effect.gen(function*() {
+            if (request.clientRequestId !== undefined) {
+              const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
+              if (Option.isSome(seen)) return retried(state, conversationId, seen.value)
+            }
+            yield* checkReferences(refs)
+            const blocks: Array<Block> = [{ type: "text", text: request.text }]
+            if (refs.length > 0) blocks.push({ type: "references", version: 1, items: refs })
+            const intent = resolveAppIntent(request.text)
+            const shuttingDown = yield* Ref.get(closing)
+            const steering = intent !== undefined
+              ? undefined
+              : shuttingDown
+              ? "wait"
+              : decide(state.running, state.waiting.length, {
+                origin: caller.surface,
+                channel: caller.channel,
+                route: submission.route,
+                references: refs.length,
+                attachments: request.attachmentIds?.length ?? 0
+              })
+            const running = state.running
+            const taskId = steering === "steer" ? running!.taskId : steering === undefined ? null : yield* makeId("task")
+            const userRow: NewMessage = {
+              conversationId,
+              role: "user",
+              origin: caller.surface,
+              channel: caller.channel,
+              status: steering === "wait" || steering === "interrupt" ? "waiting" : "complete",
+              taskId,
+              blocks
+            }
+            // A message that starts a turn is stored with its reply in one transaction.
+            const [user, reply] = steering === "start"
+              ? yield* store.insertMessages(conversationId, [userRow, replyRow(conversationId, taskId!)])
+              : [yield* store.insertMessage(userRow)]
+            if (user === undefined) return yield* Effect.dieMessage("The message was not stored")
+            yield* audit.append({
+              kind: "message",
+              conversationId,
+              surface: caller.surface,
+              channel: caller.channel,
+              detail: { messageId: user.messageId, route: submission.route }
+            })
+            if (request.clientRequestId !== undefined) {
+              yield* store.saveClientRequest(conversationId, request.clientRequestId, user.messageId, taskId)
+            }
+            switch (steering) {
+              case undefined:
+                return Tickets.immediate(
+                  [user.messageId],
+                  Effect.map(
+                    Tickets.resultOf(store, conversationId, null, "app-intent", [user.messageId]),
+                    (result): MessageResult => ({ ...result, appIntent: intent })
+                  )
+                )
+              case "steer":
+                running!.steers.push(request.text)
+                running!.entries.push(user)
+                return Tickets.steered(running!)
+              case "start":
+                return Tickets.own(yield* startTurn(state, submission, taskId!, user, reply!))
+            }
+            const waiting: Waiting = {
+              userMessageId: user.messageId,
+              taskId: taskId!,
+              submission,
+              started: yield* Deferred.make<Tickets.Started>()
+            }
+            if (shuttingDown) {
+              // Message rule 6: the node is shutting down, so the message is saved and cancelled before it starts.
+              const done = yield* cancelWaiting(conversationId, user.messageId, taskId)
+              yield* Deferred.succeed(waiting.started, { _tag: "Cancelled", done })
+              return Tickets.waiting(waiting, "waiting")
+            }
+            if (steering === "interrupt") {
+              state.waiting.unshift(waiting)
+              running!.stopNote = Agent.notes.interrupted
+              yield* Fiber.interruptFork(running!.fiber!)
+              return Tickets.waiting(waiting, "interrupting")
+            }
+            state.waiting.push(waiting)
+            return Tickets.waiting(waiting, "waiting")
+          }))
+      })
+    engineSubmit = submit
+
+    const resume: TurnEngine["Type"]["resume"] = (conversationId, lastEventId) =>
+      Effect.gen(function*() {
+        yield* requireConversation(conversationId)
+        const invalid = new LastEventIdInvalid({ given: lastEventId.slice(0, 80) })
+        const parsed = parseLastEventId(lastEventId)
+        if (parsed === undefined) return yield* invalid
+        const { seq, taskId } = parsed
+        const state = yield* stateOf(conversationId)
+        if (state.running?.taskId === taskId) {
+          const running = state.running
+          return { ...Tickets.own(running), disposition: "replayed", events: follow(running, seq) } satisfies Ticket
+        }
+        const queued = state.waiting.find((w) => w.taskId === taskId)
+        if (queued !== undefined) return Tickets.waiting(queued, "waiting")
+        const { entries } = yield* store.taskEntries(conversationId, taskId, [])
+        const stored = yield* store.events(taskId, 0)
+        const done = stored.find((e) => e.event === "done")
+        if (entries.length === 0 || done === undefined) return yield* invalid
+        return {
+          disposition: "replayed",
+          taskId,
+          messageIds: (done.data as MessageResult).messageIds,
+          events: Tickets.storedEvents(store, taskId, seq),
+          result: Effect.succeed(done.data as MessageResult)
+        } satisfies Ticket
+      })
+
+    /** Stops a conversation's turn and waiting messages; returns what was stopped once the turn has ended. */
+    const stopConversation = (conversationId: string, note: string) =>
+      Effect.gen(function*() {
+        const { turn, waiting } = yield* locked(conversationId, (state) =>
+          Effect.gen(function*() {
+            const waiting = state.waiting.splice(0)
+            for (const w of waiting) {
+              const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
+              yield* Deferred.succeed(w.started, { _tag: "Cancelled", done })
+            }
+            const turn = state.running
+            if (turn !== undefined) turn.stopNote = note
+            else yield* prune(conversationId, state)
+            return { turn, waiting: waiting.length }
+          }))
+        // Interrupting waits for the turn's end: its text stored, labelled stopped, and its `done` sent.
+        if (turn?.fiber !== undefined) yield* Fiber.interrupt(turn.fiber)
+        return { turns: turn === undefined ? 0 : 1, waiting }
+      })
+
+    const stop: TurnEngine["Type"]["stop"] = (conversationId, source, caller) =>
+      Effect.gen(function*() {
+        yield* requireConversation(conversationId)
+        const stopped = yield* stopConversation(conversationId, Agent.notes.stopped)
+        yield* audit.append({
+          kind: "stop",
+          conversationId,
+          surface: caller.surface,
+          channel: caller.channel,
+          detail: { source, stopped: stopped.turns > 0, waitingCancelled: stopped.waiting }
+        })
+        return stopped.turns > 0
+      })
+
+    const stopEverything = (note: string) =>
+      Effect.flatMap(Ref.get(states), (map) =>
+        Effect.forEach(HashMap.keys(map), (id) => stopConversation(id, note), { concurrency: "unbounded" })).pipe(
+          Effect.map((all) => ({
+            turns: all.reduce((n, s) => n + s.turns, 0),
+            waiting: all.reduce((n, s) => n + s.waiting, 0),
+            jobs: 0,
+            commands: 0
+          }))
+        )
+
+    const emergencyStop: TurnEngine["Type"]["emergencyStop"] = (caller) =>
+      Effect.gen(function*() {
+        const counts = yield* stopEverything(Agent.notes.emergency)
+        yield* audit.append({ kind: "emergency-stop", surface: caller.surface, channel: caller.channel, detail: counts })
+        return counts
+      })
+
+    const shutdown = Effect.zipRight(Ref.set(closing, true), stopEverything(Agent.notes.shutdown))
+
+    yield* Recovery.recover({ store, cancelWaiting })
+    yield* questions.resumeExpiries
+    // Also when the layer closes without the server's own shutdown step (tests, a failed start).
+    yield* Effect.addFinalizer(() => shutdown)
+
+    return TurnEngine.of({
+      waitBudget: settings.waitBudget,
+      submit,
+      resume,
+      stop,
+      emergencyStop,
+      shutdown,
+      isRunning: (conversationId) =>
+        Effect.map(Ref.get(states), (map) => Option.exists(HashMap.get(map, conversationId), (s) => s.running !== undefined)),
+      answerHostControl: hostControl.answer,
+      answerQuestion: questions.answer,
+      cancelQuestion: questions.cancel,
+      askAgain: questions.askAgain
+    })
+  })
+
+/** `<taskId>:<seq>` as the node writes it in SSE ids. */
+export const parseLastEventId = (value: string): { readonly taskId: string; readonly seq: number } | undefined => {
+  const match = /^(task_[A-Za-z0-9_-]{1,64}):(\d{1,9})$/.exec(value)
+  return match === null ? undefined : { taskId: match[1]!, seq: Number(match[2]) }
+}
+
+export const layer = (settings: TurnSettings) => Layer.scoped(TurnEngine, make(settings))
+
+export const layerConfig = Layer.unwrapEffect(Effect.map(Effect.orDie(TurnSettings), layer))

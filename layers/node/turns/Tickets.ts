@@ -1,0 +1,110 @@
+/** What a submitter follows, for each way a message can go (docs: message rules 1-6). */
+import { Deferred, Effect, Stream } from "effect"
+import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
+import type { Submission, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
+import type { ConversationStore } from "../../../services/node/ConversationStore.js"
+import { follow, type Turn } from "./Turn.js"
+
+/** How a waiting message ended up: its own turn, or cancelled before it started (with its stored `done`). */
+export type Started = { readonly _tag: "Turn"; readonly turn: Turn } | { readonly _tag: "Cancelled"; readonly done: TurnEvent }
+
+export interface Waiting {
+  readonly userMessageId: string
+  /** Taken when the message arrives, so its submitter can name the task before it runs. */
+  readonly taskId: string
+  readonly submission: Submission
+  readonly started: Deferred.Deferred<Started>
+}
+
+/** The submitter's own turn. */
+export const own = (turn: Turn): Ticket => ({
+  disposition: "started",
+  taskId: turn.taskId,
+  messageIds: [turn.userMessageId, turn.assistantMessageId],
+  events: follow(turn, 0),
+  result: Deferred.await(turn.result)
+})
+
+/** A message steered into a running turn follows the rest of it; its `done` carries the steered result. */
+export const steered = (turn: Turn): Ticket => {
+  const result = Effect.map(
+    Deferred.await(turn.result),
+    (answer): MessageResult => ({ ...answer, resolution: "steered", messageIds: [] })
+  )
+  const rest = follow(turn, turn.seq).pipe(Stream.filter((event) => event.event !== "done"))
+  return {
+    disposition: "steered",
+    taskId: turn.taskId,
+    messageIds: [],
+    events: Stream.concat(
+      rest,
+      Stream.fromEffect(Effect.map(result, (data): TurnEvent => ({ ...turn.log.at(-1)!, data })))
+    ),
+    result
+  }
+}
+
+export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting"): Ticket => {
+  const outcome = Deferred.await(entry.started)
+  return {
+    disposition,
+    taskId: entry.taskId,
+    messageIds: [entry.userMessageId],
+    events: Stream.unwrap(Effect.map(outcome, (started) =>
+      started._tag === "Turn" ? follow(started.turn, 0) : Stream.make(started.done))),
+    result: Effect.flatMap(outcome, (started) =>
+      started._tag === "Turn" ? Deferred.await(started.turn.result) : Effect.succeed(started.done.data as MessageResult))
+  }
+}
+
+/** A result read back from the store: the entries of a task (or of the named messages). */
+export const resultOf = (
+  store: ConversationStore["Type"],
+  conversationId: string,
+  taskId: string | null,
+  resolution: Resolution,
+  messageIds: ReadonlyArray<string>
+) =>
+  Effect.map(store.taskEntries(conversationId, taskId, messageIds), ({ entries, last }): MessageResult => ({
+    resolution,
+    taskId,
+    messageIds,
+    timeline: { conversationId, entries, last }
+  }))
+
+/** An answer that ran no turn: its only event is `done`, without an id, since there is nothing to resume. */
+export const immediate = (messageIds: ReadonlyArray<string>, result: Effect.Effect<MessageResult>): Ticket => ({
+  disposition: "app-intent",
+  taskId: null,
+  messageIds,
+  events: Stream.fromEffect(Effect.map(result, (data): TurnEvent => ({ taskId: null, seq: 1, event: "done", data }))),
+  result
+})
+
+/** The stored events of an ended turn after `afterSeq`. */
+export const storedEvents = (store: ConversationStore["Type"], taskId: string, afterSeq: number) =>
+  Stream.unwrap(Effect.map(store.events(taskId, afterSeq), (events) =>
+    Stream.fromIterable(events.map((e): TurnEvent => ({ taskId, seq: e.seq, event: e.event as TurnEvent["event"], data: e.data })))))
+
+/** A retried submission whose turn has ended: its stored events, and its result as the store has it. */
+export const replay = (store: ConversationStore["Type"], conversationId: string, messageId: string, taskId: string | null): Ticket => {
+  const result = Effect.gen(function*() {
+    const own = yield* store.message(messageId)
+    const steeredIn = own._tag === "Some" && own.value.taskId !== null && own.value.taskId !== taskId
+    const timeline = (yield* resultOf(store, conversationId, taskId, "answered", [messageId])).timeline
+    const reply = timeline.entries.find((e) => e.role === "assistant")
+    const resolution: Resolution = steeredIn
+      ? "steered"
+      : reply?.status === "cancelled" || reply?.status === "stopped" || reply?.status === "failed"
+      ? reply.status
+      : "answered"
+    return { resolution, taskId, messageIds: timeline.entries.map((e) => e.messageId), timeline } satisfies MessageResult
+  })
+  return {
+    disposition: "replayed",
+    taskId,
+    messageIds: [messageId],
+    events: taskId === null ? Stream.empty : storedEvents(store, taskId, 0),
+    result
+  }
+}

@@ -1,0 +1,39 @@
+/** The node's own tools, offered to the model in every turn. */
+import type { ToolSpec } from "../../../services/node/ModelProvider.js"
+
+export interface ToolOutcome {
+  readonly status: "done" | "failed"
+  readonly output: unknown
+  /** The turn ends after this tool (a question waits for the person's answer, which starts a new turn). */
+  readonly endsTurn?: boolean
+}
+
+export const tools: ReadonlyArray<ToolSpec> = [
+  {
+    name: "ask_user_question",
+    description: "Ask the person a question and end the turn; their answer starts a new turn.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        question: { type: "string" },
+        options: { type: "array", items: { type: "object", properties: { id: { type: "string" }, label: { type: "string" } } } },
+        allowText: { type: "boolean" }
+      },
+      required: ["question"]
+    }
+  },
+  {
+    name: "host_control",
+    description:
+      "Ask the app to change something: open settings on a tab, switch the model, start or end voice mode, return to the conversation.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        action: { type: "string", enum: ["open-settings", "switch-model", "start-voice", "end-voice", "return-to-conversation"] },
+        tab: { type: "string" },
+        model: { type: "string" }
+      },
+      required: ["action"]
+    }
+  }
+]

@@ -1,0 +1,97 @@
+/**
+ * A running turn and its event log. The turn's own fiber is the only writer of
+ * its log and reply; followers read the log once, then take live events from
+ * the turn's PubSub, so a late joiner misses nothing and sees nothing twice.
+ */
+import { type Deferred, Effect, type Fiber, PubSub, Stream } from "effect"
+import type { Block, MessageResult, TimelineEntry } from "../../../schema/node/Conversation.js"
+import type { Channel, Surface } from "../../../schema/node/Security.js"
+import type { Phase, Route } from "../../../services/node/Steering.js"
+import type { TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
+
+export type Status = "complete" | "stopped" | "failed"
+
+export interface Turn {
+  readonly taskId: string
+  readonly conversationId: string
+  readonly origin: Surface
+  readonly channel: Channel
+  readonly route: Route
+  readonly userMessageId: string
+  readonly assistantMessageId: string
+  /** The turn's user message and the messages steered into it, as last written (the `done` timeline). */
+  readonly entries: Array<TimelineEntry>
+  /** Live events, for followers that joined before they happened. */
+  readonly live: PubSub.PubSub<TurnEvent>
+  /** The answer of the turn (the `done` event's data), once it is stored. */
+  readonly result: Deferred.Deferred<MessageResult>
+  /** Steered messages the model has not read yet. */
+  readonly steers: Array<string>
+  readonly blocks: Array<Block>
+  /** Every event of the turn so far. */
+  readonly log: Array<TurnEvent>
+  /** How many of `log` are in the store. */
+  persisted: number
+  /** Whether the store lacks some of its events or reply: the checkpoint writer's to-do mark. */
+  dirty: boolean
+  /** The reply's end, set when the turn ends; the next checkpoint writes it. */
+  final: { readonly status: Status; readonly note: string | null } | undefined
+  /** The `done` event, once the checkpoint that wrote the reply's end has stored it. */
+  closing: TurnEvent | undefined
+  phase: Phase
+  seq: number
+  stopNote: string | undefined
+  fiber: Fiber.RuntimeFiber<void> | undefined
+}
+
+/** Appends an event to the log and hands it to the live followers, synchronously: the hot path of a delta. */
+export const publish = (turn: Turn, event: TurnEvent): void => {
+  turn.seq = event.seq
+  turn.log.push(event)
+  turn.live.unsafeOffer(event)
+}
+
+export const nextEvent = (turn: Turn, event: TurnEventName, data: unknown): TurnEvent => ({
+  taskId: turn.taskId,
+  seq: turn.seq + 1,
+  event,
+  data
+})
+
+/**
+ * A follower that reads this many events behind is cut off rather than buffered without end; it can resume with
+ * Last-Event-ID.
+ */
+const maxBacklog = 10_000
+
+const isDone = (event: TurnEvent) => event.event === "done"
+
+/**
+ * The events of a turn after `afterSeq`, ending with its `done`. Subscribing before reading the log closes the gap
+ * between the two; events in both are dropped from the live side by their seq.
+ */
+export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =>
+  Stream.unwrapScoped(Effect.map(PubSub.subscribe(turn.live), (live) => {
+    const replay = turn.log.filter((event) => event.seq > afterSeq)
+    if (turn.log.at(-1)?.event === "done") return Stream.fromIterable(replay)
+    const seen = turn.seq
+    const rest = Stream.fromQueue(live).pipe(
+      Stream.filter((event) => event.seq > seen),
+      Stream.takeWhile(() => live.unsafeSize().pipe((size) => size._tag === "None" || size.value <= maxBacklog))
+    )
+    return Stream.fromIterable(replay).pipe(Stream.concat(rest), Stream.takeUntil(isDone))
+  }))
+
+export const textOf = (blocks: ReadonlyArray<Block>) =>
+  blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("")
+
+export const appendText = (blocks: Array<Block>, type: "text" | "reasoning", text: string) => {
+  const last = blocks.at(-1)
+  if (last !== undefined && last.type === type) blocks[blocks.length - 1] = { type, text: last.text + text }
+  else blocks.push({ type, text })
+}
+
+export const replaceBlock = (blocks: Array<Block>, matches: (block: Block) => boolean, next: Block) => {
+  const index = blocks.findIndex(matches)
+  if (index >= 0) blocks[index] = next
+}
