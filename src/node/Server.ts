@@ -1,7 +1,7 @@
 /** The node server: its API over the data dir's database, identity and model. */
 import { type HttpApi, HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Config, Layer, type Redacted } from "effect"
+import { Config, Effect, Layer, type Redacted } from "effect"
 import { createServer } from "node:http"
 import * as Identity from "../../layers/node/fs/Identity.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
@@ -19,6 +19,7 @@ import type { MapTiles } from "../../services/node/MapTiles.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
 import type { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import type { SecretBroker } from "../../services/node/SecretBroker.js"
+import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { MapsLive } from "./handlers/Maps.js"
@@ -63,7 +64,10 @@ export const ServicesLive = (options: NodeOptions) => {
   return engine.pipe(Layer.provideMerge(base))
 }
 
-export const ApiLive = (options: NodeOptions): Layer.Layer<HttpApi.Api> =>
+export const ApiLive = (
+  options: NodeOptions,
+  services: ReturnType<typeof ServicesLive> = ServicesLive(options)
+): Layer.Layer<HttpApi.Api> =>
   HttpApiBuilder.api(NodeApi).pipe(
     Layer.provide([
       PublicLive,
@@ -76,7 +80,7 @@ export const ApiLive = (options: NodeOptions): Layer.Layer<HttpApi.Api> =>
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),
     Layer.provide(ErrorMappingLive),
-    Layer.provide(ServicesLive(options))
+    Layer.provide(services)
   )
 
 export const ListenConfig = Config.all({
@@ -91,9 +95,20 @@ export const ListenConfig = Config.all({
  * same `api` value is one instance in one build (layers are shared by reference).
  */
 export const serve = (options: NodeOptions & { readonly host: string; readonly port: number }) => {
-  const api = ApiLive(options)
+  const services = ServicesLive(options)
+  const api = ApiLive(options, services)
   const listening = NodeHttpServer.layer(createServer, { host: options.host, port: options.port }).pipe(
     Layer.provide(api)
   )
-  return serveApi(api).pipe(Layer.provide(listening))
+  return drainTurns.pipe(Layer.provide(Layer.merge(serveApi(api).pipe(Layer.provide(listening)), services)))
 }
+
+/**
+ * Message rule 6 at shutdown, before the server closes: Node's `server.close` waits for every open connection,
+ * and an SSE stream stays open until its turn ends. Built last, so released first: running turns are stopped
+ * (text kept, labelled stopped), waiting messages cancelled and every stream ended with its `done`; then the
+ * server stops and the database closes.
+ */
+const drainTurns = Layer.scopedDiscard(
+  Effect.flatMap(TurnEngine, (engine) => Effect.addFinalizer(() => engine.shutdown))
+)

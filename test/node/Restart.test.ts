@@ -263,7 +263,7 @@ describe("crash", () => {
         const response = await fetch(`${baseUrl}/conversations/${id}/messages/stream`, {
           method: "POST",
           headers,
-          body: JSON.stringify({ text: "forever and ever" }),
+          body: JSON.stringify({ text: "forever and ever", clientRequestId: "crash-retry-1" }),
           signal: controller.signal
         })
         const reader = response.body!.getReader()
@@ -299,8 +299,27 @@ describe("crash", () => {
         expect(textOf(reply)).toBe("start ")
         expect(reply.note).toEqual(expect.any(String))
         expect(reply.note.length).toBeGreaterThan(0)
-        const list = yield* Effect.flatMap(TestNode, (node) => node.request("GET", "/conversations"))
+        const node = yield* TestNode
+        const list = yield* node.request("GET", "/conversations")
         expect(list.body.conversations).toMatchObject([{ conversationId: id, running: false }])
+
+        // The cut-off turn's terminal event was stored at start-up: a resume and a retry both end with `done`.
+        const taskId = /^id: (task_[^:\n]+):1$/m.exec(received)![1]!
+        const resumed = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "ignored" }, {
+          headers: { "last-event-id": `${taskId}:1` }
+        })
+        const after = yield* resumed.ended
+        expect(after.map((e) => [e.id, e.event])).toEqual([[`${taskId}:2`, "done"]])
+        expect(after[0]!.data).toMatchObject({ resolution: "stopped", taskId, messageIds: [user.messageId, reply.messageId] })
+        const retried = yield* node.stream(`/conversations/${id}/messages/stream`, {
+          text: "forever and ever",
+          clientRequestId: "crash-retry-1"
+        })
+        const replayed = yield* retried.ended
+        expect(replayed.map((e) => e.event)).toEqual(["delta", "done"])
+        expect(replayed.at(-1)!.data.resolution).toBe("stopped")
+        // Neither started a turn.
+        expect(yield* timeline(id)).toHaveLength(2)
       }).pipe(Effect.provide(NodeServer.layer({ script, dataDir })))
     }), { timeout: 120_000 })
 })
