@@ -7,11 +7,11 @@
  */
 import { Config, Deferred, Duration, Effect, Fiber, FiberSet, HashMap, Layer, Option, PubSub, Ref } from "effect"
 import { LRUCache } from "lru-cache"
-import type { Block, MessageResult, Ref as Reference, TimelineEntry } from "../../schema/node/Conversation.js"
+import type { Block, MessageResult, TimelineEntry } from "../../schema/node/Conversation.js"
 import { makeId } from "../../services/common/Ids.js"
 import { resolveAppIntent } from "../../services/node/AppIntents.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
-import { ConversationNotFound, LastEventIdInvalid, ReferenceNotAvailable } from "../../services/node/ConversationErrors.js"
+import { ConversationNotFound, LastEventIdInvalid } from "../../services/node/ConversationErrors.js"
 import { ConversationStore, type NewMessage } from "../../services/node/ConversationStore.js"
 import { ModelProvider } from "../../services/node/ModelProvider.js"
 import { decide } from "../../services/node/Steering.js"
@@ -21,9 +21,9 @@ import * as Checkpoints from "./turns/Checkpoints.js"
 import * as HostControl from "./turns/HostControl.js"
 import * as Questions from "./turns/Questions.js"
 import * as Recovery from "./turns/Recovery.js"
+import * as Waiting from "./turns/Waiting.js"
 import * as Tickets from "./turns/Tickets.js"
 import { follow } from "./turns/Turn.js"
-import type { Waiting } from "./turns/Tickets.js"
 import type { Turn } from "./turns/Turn.js"
 
 export const TurnSettings = Config.all({
@@ -48,7 +48,7 @@ export type TurnSettings = Config.Config.Success<typeof TurnSettings>
 interface ConversationState {
   readonly lock: Effect.Semaphore
   running: Turn | undefined
-  readonly waiting: Array<Waiting>
+  readonly waiting: Array<Tickets.Waiting>
 }
 
 /** Conversations remembered as existing (none is ever deleted yet); bounded, so the memory does not grow. */
@@ -64,7 +64,6 @@ const replyRow = (conversationId: string, taskId: string): NewMessage => ({
   blocks: []
 })
 
-const doneOf = (taskId: string | null, seq: number, data: MessageResult): TurnEvent => ({ taskId, seq, event: "done", data })
 
 export const make = (settings: TurnSettings) =>
   Effect.gen(function*() {
@@ -122,37 +121,7 @@ export const make = (settings: TurnSettings) =>
       emit: (turn, data) => agent.emit(turn, "host-control", data)
     })
 
-    /** Cancels a message that waited: it stays saved, gets a "stopped before it started" card and a stored `done`. */
-    const cancelWaiting = (conversationId: string, userMessageId: string, taskId: string | null) =>
-      Effect.gen(function*() {
-        const user = yield* store.updateMessage(conversationId, userMessageId, { status: "complete" })
-        const card = yield* store.insertMessage({
-          conversationId,
-          role: "assistant",
-          origin: null,
-          channel: null,
-          status: "cancelled",
-          note: Agent.notes.cancelled,
-          taskId,
-          blocks: []
-        })
-        const result = (last: number, entries: ReadonlyArray<TimelineEntry>): MessageResult => ({
-          resolution: "cancelled",
-          taskId,
-          messageIds: [userMessageId, card.messageId],
-          timeline: { conversationId, entries, last }
-        })
-        if (taskId === null) return doneOf(null, 1, result(card.seq, [user.entry, card]))
-        let done: TurnEvent | undefined
-        yield* store.checkpoint([{
-          conversationId,
-          taskId,
-          events: [],
-          reply: { messageId: card.messageId, patch: {} },
-          closing: (saved) => (done = doneOf(taskId, 1, result(saved.last, [user.entry, saved.entry])))
-        }])
-        return done!
-      })
+    const cancelWaiting = Waiting.cancel(store)
 
     const startTurn = (state: ConversationState, submission: Submission, taskId: string, user: TimelineEntry, reply: TimelineEntry) =>
       Effect.gen(function*() {
@@ -185,7 +154,7 @@ export const make = (settings: TurnSettings) =>
       })
 
     /** Starts the turn of a message that waited; the caller holds the conversation lock. */
-    const startWaiting = (state: ConversationState, waiting: Waiting) =>
+    const startWaiting = (state: ConversationState, waiting: Tickets.Waiting) =>
       Effect.gen(function*() {
         const { conversationId } = waiting.submission
         const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete" })
@@ -238,20 +207,6 @@ export const make = (settings: TurnSettings) =>
     })
 
 
-    const checkReferences = (refs: ReadonlyArray<Reference>) =>
-      Effect.gen(function*() {
-        const notices = refs.some((ref) => ref.kind === "notice") ? yield* store.notices : []
-        for (const ref of refs) {
-          const available = ref.kind === "conversation"
-            ? Option.isSome(yield* store.get(ref.id))
-            : ref.kind === "notice"
-            ? notices.some((n) => n.id === ref.id && n.state !== "dismissed")
-            // Skills, projects, files, folders, services and background work are not indexed by this node yet.
-            : false
-          if (!available) return yield* new ReferenceNotAvailable({ reference: ref })
-        }
-      })
-
     /** A retry with a known clientRequestId follows or replays the original submission. */
     const retried = (state: ConversationState, conversationId: string, seen: { messageId: string; taskId: string | null }) => {
       const running = state.running
@@ -274,7 +229,7 @@ export const make = (settings: TurnSettings) =>
               const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
               if (Option.isSome(seen)) return retried(state, conversationId, seen.value)
             }
-            yield* checkReferences(refs)
+            yield* Waiting.checkReferences(store, refs)
             const blocks: Array<Block> = [{ type: "text", text: request.text }]
             if (refs.length > 0) blocks.push({ type: "references", version: 1, items: refs })
             const intent = resolveAppIntent(request.text)
@@ -332,7 +287,7 @@ export const make = (settings: TurnSettings) =>
               case "start":
                 return Tickets.own(yield* startTurn(state, submission, taskId!, user, reply!))
             }
-            const waiting: Waiting = {
+            const waiting: Tickets.Waiting = {
               userMessageId: user.messageId,
               taskId: taskId!,
               submission,
