@@ -154,9 +154,11 @@ describe("host-control through the streaming route", () => {
       expect(textOf(reply)).toBe("Done.")
       expect(reply.blocks).toContainEqual({ type: "host-control", controlId, action: "open-settings", status: "unconfirmed" })
 
-      // A late answer finds nobody waiting and changes nothing in the reply.
+      // A late answer is the control's first and only answer: recorded, but it finds nobody waiting and changes
+      // nothing in the reply.
       const late = yield* answer(controlId, { ran: true, say: "Opened" })
-      expect([200, 409]).toContain(late.status)
+      expect(late.status).toBe(200)
+      expect(auditRows(node.dataDir, "host-control.answered")).toHaveLength(1)
       const timeline = yield* node.request("GET", `/conversations/${id}/timeline`)
       const stored = timeline.body.entries.find((e: any) => e.role === "assistant")
       expect(stored.blocks).toContainEqual({ type: "host-control", controlId, action: "open-settings", status: "unconfirmed" })
