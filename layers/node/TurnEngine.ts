@@ -15,6 +15,7 @@ import { ConversationNotFound, LastEventIdInvalid } from "../../services/node/Co
 import { ConversationStore, type NewMessage } from "../../services/node/ConversationStore.js"
 import { ModelProvider } from "../../services/node/ModelProvider.js"
 import { decide } from "../../services/node/Steering.js"
+import { Transactions } from "../../services/node/Transactions.js"
 import { type Submission, type Ticket, TurnEngine, type TurnEvent } from "../../services/node/TurnEngine.js"
 import * as Agent from "./turns/Agent.js"
 import * as Checkpoints from "./turns/Checkpoints.js"
@@ -70,7 +71,14 @@ export const make = (settings: TurnSettings) =>
     const store = yield* ConversationStore
     const audit = yield* AuditLog
     const model = yield* ModelProvider
+    const transactions = yield* Transactions
     const turns = yield* FiberSet.make<void>()
+    /**
+     * Turns run on the engine's own context, captured here, not on the submitting request's: a fork inherits its
+     * parent's FiberRefs, and a turn started inside the start-up transaction would otherwise send its own statements
+     * to that transaction's connection (and carry the request's span and log annotations for its whole life).
+     */
+    const runTurn = yield* FiberSet.runtime(turns)<never>()
     const states = yield* Ref.make(HashMap.empty<string, ConversationState>())
     const closing = yield* Ref.make(false)
     const known = new LRUCache<string, true>({ max: knownConversations })
@@ -123,7 +131,14 @@ export const make = (settings: TurnSettings) =>
 
     const cancelWaiting = Waiting.cancel(store)
 
-    const startTurn = (state: ConversationState, submission: Submission, taskId: string, user: TimelineEntry, reply: TimelineEntry) =>
+    const startTurn = (
+      state: ConversationState,
+      submission: Submission,
+      taskId: string,
+      user: TimelineEntry,
+      reply: TimelineEntry,
+      history?: ReadonlyArray<TimelineEntry>
+    ) =>
       Effect.gen(function*() {
         const turn: Turn = {
           taskId,
@@ -134,6 +149,7 @@ export const make = (settings: TurnSettings) =>
           userMessageId: user.messageId,
           assistantMessageId: reply.messageId,
           entries: [user],
+          history,
           live: yield* PubSub.unbounded<TurnEvent>(),
           result: yield* Deferred.make<MessageResult>(),
           steers: [],
@@ -149,7 +165,7 @@ export const make = (settings: TurnSettings) =>
           fiber: undefined
         }
         state.running = turn
-        turn.fiber = yield* FiberSet.run(turns, agent.run(turn))
+        turn.fiber = runTurn(agent.run(turn))
         return turn
       })
 
@@ -223,8 +239,9 @@ export const make = (settings: TurnSettings) =>
         const { caller, conversationId, request } = submission
         yield* requireConversation(conversationId)
         const refs = request.references?.items ?? []
+        // One transaction: the message rows, the audit entry, the client request and the history a new turn reads.
         return yield* locked(conversationId, (state) =>
-          Effect.gen(function*() {
+          transactions.atomically(Effect.gen(function*() {
             if (request.clientRequestId !== undefined) {
               const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
               if (Option.isSome(seen)) return retried(state, conversationId, seen.value)
@@ -284,8 +301,10 @@ export const make = (settings: TurnSettings) =>
                 running!.steers.push(request.text)
                 running!.entries.push(user)
                 return Tickets.steered(running!)
-              case "start":
-                return Tickets.own(yield* startTurn(state, submission, taskId!, user, reply!))
+              case "start": {
+                const { entries } = yield* store.timeline(conversationId, 0)
+                return Tickets.own(yield* startTurn(state, submission, taskId!, user, reply!, entries))
+              }
             }
             const waiting: Tickets.Waiting = {
               userMessageId: user.messageId,
@@ -307,7 +326,7 @@ export const make = (settings: TurnSettings) =>
             }
             state.waiting.push(waiting)
             return Tickets.waiting(waiting, "waiting")
-          }))
+          })))
       })
     engineSubmit = submit
 

@@ -12,6 +12,7 @@ import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
 import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
+import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import * as NodeMapTiles from "../../layers/node/tiles/MapTiles.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import { NodeApi } from "../../schema/node/Api.js"
@@ -45,6 +46,7 @@ export const ServicesLive = (options: NodeOptions) => {
     SqlConversationStore.layer,
     SqlAuditLog.layer,
     SqlPreferenceStore.layer,
+    SqlTransactions.layer,
     SqlArtifactStore.layer({ dataDir: options.dataDir })
   ).pipe(Layer.provideMerge(database))
   const secrets = FileSecretBroker.layer(options.dataDir)

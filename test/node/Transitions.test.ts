@@ -9,6 +9,7 @@ import * as Scripted from "../../layers/node/model/Scripted.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
+import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import type { Caller } from "../../schema/node/Security.js"
 import { ConversationStore } from "../../services/node/ConversationStore.js"
@@ -41,7 +42,7 @@ const script = Scripted.decodeScript({
 
 const engineOn = (dataDir: string) =>
   TurnEngineLive.layer({ ...NodeServer.defaultTurns, questionTtl: Duration.hours(1) }).pipe(
-    Layer.provideMerge(Layer.mergeAll(YieldingStore, SqlAuditLog.layer, Scripted.fromScript(script))),
+    Layer.provideMerge(Layer.mergeAll(YieldingStore, SqlAuditLog.layer, SqlTransactions.layer, Scripted.fromScript(script))),
     Layer.provide(NodeDatabase.layer(dataDir))
   )
 

@@ -51,7 +51,9 @@ export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wa
   }
 
   const history = (turn: Turn) =>
-    Effect.map(store.timeline(turn.conversationId, 0), ({ entries }) => {
+    Effect.map(
+      turn.history === undefined ? Effect.map(store.timeline(turn.conversationId, 0), ({ entries }) => entries) : Effect.succeed(turn.history),
+      (entries) => {
       const messages: Array<ModelMessage> = [{
         role: "system",
         text: "You are Clark, the person's own assistant. Be brief and precise."
@@ -67,7 +69,8 @@ export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wa
         }
       }
       return messages
-    })
+    }
+    )
 
   /** One call of the model: deltas go out as they come; tool calls are collected. */
   const modelRound = (turn: Turn, messages: ReadonlyArray<ModelMessage>) =>

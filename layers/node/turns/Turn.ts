@@ -21,6 +21,8 @@ export interface Turn {
   readonly assistantMessageId: string
   /** The turn's user message and the messages steered into it, as last written (the `done` timeline). */
   readonly entries: Array<TimelineEntry>
+  /** The conversation as its model reads it, when start-up read it already (in the transaction that stored the turn). */
+  readonly history: ReadonlyArray<TimelineEntry> | undefined
   /** Live events, for followers that joined before they happened. */
   readonly live: PubSub.PubSub<TurnEvent>
   /** The answer of the turn (the `done` event's data), once it is stored. */
