@@ -53,11 +53,14 @@ export const freePort = () =>
     })
   })
 
-/** Compiles the sources: the benchmarks measure the compiled program production runs. */
-export const build = (what: string) => {
-  log("Building (npx tsc -p tsconfig.json)")
+/**
+ * Compiles the sources of the checkout in `dir` (the project root unless given) to its own dist/: the benchmarks
+ * measure the compiled program production runs.
+ */
+export const build = (what: string, dir: string = root) => {
+  log(`Building${dir === root ? "" : ` ${dir}`} (npx tsc -p tsconfig.json)`)
   const started = Date.now()
-  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" })
+  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: dir, stdio: "inherit" })
   if (result.status !== 0) {
     throw new Error(`tsc failed (exit ${result.status ?? result.signal}); the ${what} would not be what the sources say`)
   }
