@@ -50,7 +50,7 @@ import { type Cores, enterLayout, probeCores, separateCpus } from "./node/cores.
 import { procCpuMs, readHwm } from "./node/probe.js"
 import { renderSection } from "./node/report.js"
 import type { BuildResults } from "./node/results.js"
-import { type Layout, mib, ms2, now, settings, settingsLine } from "./node/settings.js"
+import { type Layout, mib, ms2, now, plural, settings, settingsLine } from "./node/settings.js"
 import { type AtRest, type EmergencyRound, runAtRest, runEmergency, runStops, type StopResult } from "./node/stopping.js"
 import { burstTurns, describeLevel, type LevelResult, runLevel, streamTurns } from "./node/streams.js"
 
@@ -140,7 +140,8 @@ const main = async () => {
     ]
     const files = writeNodeFiles(tmp)
     const loadBefore = os.loadavg()[0] ?? 0
-    log("Starting the nodes and the reference")
+    const phase = (what: string) => log(`${what} (at ${seconds(Date.now() - startedAt)})`)
+    phase("Starting the nodes and the reference")
     const nodes: Array<Server> = []
     for (const b of builds) nodes.push(serverOf(await startNode(b, tmp, files), b))
     const reference = serverOf(await startReference(), undefined)
@@ -148,14 +149,14 @@ const main = async () => {
     const serversCpuMs = () => servers.reduce((sum, s) => sum + procCpuMs(s.target.child.process.pid), 0)
     const window = { wall: now(), machine: machineBusyMs(), servers: serversCpuMs(), driver: process.cpuUsage() }
 
-    log(`Warm-up: ${settings.warmupStreams} streams on every server`)
+    phase(`Warm-up: ${settings.warmupStreams} streams on every server`)
     for (const server of servers) {
       await warmSockets(server.target, settings.warmupStreams)
       const warm = await runLevel(server.target, "shared", settings.warmupStreams, 1, server.build !== undefined)
       if (warm.failed > 0) throw new Error(`${server.target.label} warm-up: ${warm.failed} streams failed (${warm.failureDetail})`)
     }
 
-    log(`Memory at rest: ${settings.atRestStreams} long turns`)
+    phase(`Memory at rest: ${settings.atRestStreams} long turns`)
     for (const node of inTurn(nodes)) {
       const a = await runAtRest(node.target, settings.atRestStreams)
       node.atRest = a
@@ -165,13 +166,13 @@ const main = async () => {
       )
     }
 
-    log("Concurrent streams")
+    phase("Concurrent streams")
     const layouts = await streamRuns(cores, nodes, reference)
 
-    log(`Burst: ${settings.burst} streams started at once, ${settings.burstRounds} rounds`)
+    phase(`Burst: ${settings.burst} streams started at once, ${plural(settings.burstRounds, "round")}`)
     await burstRuns(cores, layouts, nodes, reference)
 
-    log(`Stop: ${settings.stopTurns} long turns, stopped one at a time`)
+    phase(`Stop: ${settings.stopTurns} long turns, stopped one at a time`)
     for (const node of inTurn(nodes)) {
       const stops = await runStops(node.target)
       node.stops = stops
@@ -181,7 +182,7 @@ const main = async () => {
       )
     }
 
-    log(`Emergency stop: ${settings.emergencyTurns} long turns, ${settings.emergencyRounds} rounds`)
+    phase(`Emergency stop: ${settings.emergencyTurns} long turns, ${plural(settings.emergencyRounds, "round")}`)
     for (let round = 0; round < settings.emergencyRounds; round++) {
       for (const node of inTurn(nodes)) {
         const result = await runEmergency(node.target)
@@ -193,6 +194,7 @@ const main = async () => {
       }
     }
 
+    phase("Measurements done")
     const peaks = nodes.map((n) => readHwm(n.target.child.process.pid!))
     const loadAfter = os.loadavg()[0] ?? 0
     const driverCpu = process.cpuUsage(window.driver)

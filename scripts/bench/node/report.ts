@@ -3,7 +3,7 @@ import * as os from "node:os"
 import { otherWorkLimit, seconds } from "../Common.js"
 import { separateCpus } from "./cores.js"
 import { judgedBuild, judgedLayout, type Results } from "./results.js"
-import { fullSized, mib, ms2, settings, settingsLine } from "./settings.js"
+import { fullSized, mib, ms2, plural, settings, settingsLine } from "./settings.js"
 import type { LevelResult } from "./streams.js"
 import {
   atRestTable,
@@ -67,7 +67,7 @@ Written by \`npm run bench:node\` (scripts/bench/node.ts) on ${r.date.toISOStrin
 - Delta → bytes (the "added per delta" target, the issue's "delta-to-bytes latency"): inside the node, for every delta, the end of the socket write that handed its bytes to the kernel minus the stamp in the delta (the preload wraps \`net.Socket\`'s \`_write\` and \`_writev\`, which run once any cork is lifted, and reads the stamps out of the bytes written; the wrapper's own scan is counted against the node). This is what the node adds between the model handing over a delta and its bytes leaving: the turn engine, publishing the event, SSE framing, the HTTP chunk and the write. The target is judged on its p99 with ${judged} cores, over every delta of the run (the count must match the deltas the driver received).
 - Delivery at the client: for every delta, the driver's \`process.hrtime.bigint()\` when its chunk arrived minus the stamp. Both read CLOCK_MONOTONIC, which the processes of one machine share, so this is the delta-to-bytes path plus the kernel's loopback and the driver being scheduled and reading it. "plain node:http" is a reference server in a child process that reads and parses the request's JSON body, answers the node's SSE shape (the opening comment, stamped deltas on the same timers, \`done\`) with nothing else (no framework, storage or token check): its figures in the same layout are the floor of this machine and this driver.
 - Gap: two consecutive deltas of a stream at the driver minus the scripted ${settings.delayMs} ms, over all gaps of all streams; the mean per stream ((last − first − ${settings.deltas - 1} × ${settings.delayMs} ms) / ${settings.deltas - 1}) is shown too. Besides the delivery path, a gap contains the lateness of the model's own timer when the node's event loop is busy, above all with the start-up of the other streams of the run, so it overstates what the node adds per delta. Hence the time to first delta (from the request sent), which shows how long that start-up lasts, and the steady-state gap: only the gaps whose two deltas both arrived after every stream of the run (each of the ${settings.singleRepeats} sequential runs for the single stream) had its first delta.
-- Burst: ${settings.burst} streams sent at once, each in a new conversation, ${settings.burstRounds} rounds in sequence, the values of all rounds together; per stream, from the request sent to the response's head (with the node's opening comment), to the first event of any kind (the target, judged on its p99 against the reference's p99 in the same layout and run) and to the first \`delta\`.
+- Burst: ${settings.burst} streams sent at once, each in a new conversation, ${plural(settings.burstRounds, "round")} in sequence, the values of all rounds together; per stream, from the request sent to the response's head (with the node's opening comment), to the first event of any kind (the target, judged on its p99 against the reference's p99 in the same layout and run) and to the first \`delta\`.
 
 ### Targets
 
@@ -99,7 +99,7 @@ ${stopTable(r)}
 
 ### Emergency stop
 
-${settings.emergencyTurns} long turns running (every stream has its first delta), then POST /stop, timed until all ${settings.emergencyTurns} streams have ended with \`done\` (resolution \`stopped\`); ${settings.emergencyRounds} round${settings.emergencyRounds === 1 ? "" : "s"} per build, new conversations each round.
+${settings.emergencyTurns} long turns running (every stream has its first delta), then POST /stop, timed until all ${settings.emergencyTurns} streams have ended with \`done\` (resolution \`stopped\`); ${plural(settings.emergencyRounds, "round")} per build, new conversations each round.
 
 ${emergencyTable(r)}
 `

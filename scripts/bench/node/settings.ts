@@ -126,6 +126,7 @@ export const now = () => performance.now()
 export const ms2 = (value: number) => (Number.isNaN(value) ? "–" : value.toFixed(2))
 export const int = (value: number) => Math.round(value).toLocaleString("en-US")
 export const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
+export const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`
 export const sorted = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)
 export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 

@@ -17,7 +17,7 @@ import {
   sameRun,
   stopMet
 } from "./results.js"
-import { int, mib, ms2, settings } from "./settings.js"
+import { int, mib, ms2, plural, settings } from "./settings.js"
 import type { LevelResult } from "./streams.js"
 
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
@@ -81,7 +81,7 @@ export const targetsTable = (r: Results) => {
   rows.push([
     `emergency stop of ${settings.emergencyTurns} turns ≤ ${t.emergencyMs} ms`,
     ...cells((b) =>
-      `${b.emergency.map((e) => ms2(e.lastEndMs)).join(", ")} ms (${b.emergency.length} round${b.emergency.length === 1 ? "" : "s"}; worst counts)` +
+      `${b.emergency.map((e) => ms2(e.lastEndMs)).join(", ")} ms (${plural(b.emergency.length, "round")}; worst counts)` +
       (b.emergency.every((e) => e.turns === settings.emergencyTurns) ? "" : `; the response counted ${b.emergency.map((e) => e.turns).join(", ")} turns`)
     ),
     verdict(emergencyMet(after))
@@ -90,7 +90,7 @@ export const targetsTable = (r: Results) => {
     const reference = r.reference.burst.find((b) => b.layout === layout)
     rows.push([
       `${settings.burst} streams started at once: time to first event p99 ≤ ${t.burstRatio}× plain node:http's in the same run ` +
-      `(${ms2(p99(reference?.toFirstEvent))} ms; ${settings.burstRounds} rounds, ${layout} cores)`,
+      `(${ms2(p99(reference?.toFirstEvent))} ms; ${plural(settings.burstRounds, "round")}, ${layout} cores)`,
       ...cells((b) => {
         const run = b.burst.find((x) => x.layout === layout)
         return run === undefined
