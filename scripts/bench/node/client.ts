@@ -11,8 +11,8 @@ export interface Target {
 }
 
 /**
- * A keep-alive socket the server closed while the request was on its way: retried once, as Node's
- * documentation advises; counted in the report.
+ * A keep-alive socket the server closed while the request was on its way: retried (up to 3 times, another idle
+ * socket may be just as stale), as Node's documentation advises; counted in the report.
  */
 const isStaleSocket = (request: http.ClientRequest, error: Error) =>
   request.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET"
@@ -32,7 +32,7 @@ export const call = (
 ): Promise<{ readonly status: number; readonly body: any }> =>
   new Promise((resolve, reject) => {
     const payload = body === undefined ? "" : JSON.stringify(body)
-    const send = (retried: boolean) => {
+    const send = (retries: number) => {
       const request = http.request(
         {
           host: "127.0.0.1",
@@ -63,15 +63,15 @@ export const call = (
         }
       )
       request.on("error", (error) => {
-        if (!retried && isStaleSocket(request, error)) {
+        if (retries < 3 && isStaleSocket(request, error)) {
           counters.connectionRetries++
-          return send(true)
+          return send(retries + 1)
         }
         reject(error)
       })
       request.end(payload)
     }
-    send(false)
+    send(0)
   })
 
 export const expectStatus = async (
@@ -100,15 +100,32 @@ export const waitHealthy = async (target: Target) => {
   throw childFailure(target.child, "did not answer GET /health with 200 within 60 s")
 }
 
-/** Opens `count` idle keep-alive sockets on the stream agent, so streams do not pay for connecting. */
-export const warmSockets = (target: Target, count: number) =>
-  Promise.all(Array.from({ length: count }, () => call(target, "GET", "/health", undefined, streamAgent)))
+/**
+ * Closes the idle sockets the agents keep to `target`: the servers close a keep-alive socket after 5 s idle, and
+ * with other servers measured in between, a socket kept from an earlier run may be closing as a run starts.
+ */
+const dropIdleSockets = async (target: Target) => {
+  for (const agent of [streamAgent, controlAgent]) {
+    const name = agent.getName({ host: "127.0.0.1", port: target.port })
+    for (const socket of [...(agent.freeSockets[name] ?? [])]) socket.destroy()
+  }
+  // The agents take a socket out of their pool on its close event, which follows destroy() on the next tick.
+  await new Promise((resolve) => setImmediate(resolve))
+}
 
-export const createConversations = (target: Target, count: number) =>
-  mapLimit(Array.from({ length: count }, (_, i) => i), 16, async (i) => {
+/** Opens `count` new idle keep-alive sockets on the stream agent, so streams do not pay for connecting. */
+export const warmSockets = async (target: Target, count: number) => {
+  await dropIdleSockets(target)
+  await Promise.all(Array.from({ length: count }, () => call(target, "GET", "/health", undefined, streamAgent)))
+}
+
+export const createConversations = async (target: Target, count: number) => {
+  await dropIdleSockets(target)
+  return mapLimit(Array.from({ length: count }, (_, i) => i), 16, async (i) => {
     const body = await expectStatus(call(target, "POST", "/conversations", { title: `bench ${i}` }), 201, "POST /conversations")
     return String(body.conversationId)
   })
+}
 
 export interface SseStream {
   readonly conversationId: string
@@ -204,7 +221,7 @@ export const openStream = (target: Target, conversationId: string, text: string)
     response.on("close", () => finish("closed before its end"))
   }
   let request: http.ClientRequest | undefined
-  const send = (retried: boolean) => {
+  const send = (retries: number) => {
     const sent = http.request(
       {
         host: "127.0.0.1",
@@ -222,10 +239,10 @@ export const openStream = (target: Target, conversationId: string, text: string)
       onResponse
     )
     sent.on("error", (error) => {
-      if (!retried && stream.status === undefined && isStaleSocket(sent, error)) {
+      if (retries < 3 && stream.status === undefined && isStaleSocket(sent, error)) {
         counters.connectionRetries++
         stream.sentAt = now()
-        return send(true)
+        return send(retries + 1)
       }
       finish(error.message)
     })
@@ -248,7 +265,7 @@ export const openStream = (target: Target, conversationId: string, text: string)
     firstDelta,
     abort: () => request?.destroy(new Error("aborted by the benchmark"))
   }
-  send(false)
+  send(0)
   return stream
 }
 
