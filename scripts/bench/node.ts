@@ -18,7 +18,8 @@
  *      per delta" target), delivery at the client (arrival at the driver minus the stamp) and the gaps between
  *      deltas; per stream the time to first delta; the node's memory and CPU. In each layout of BENCH_CORES
  *      (cores.ts): separate cores (server under test on CPU 0, driver on CPU 1) and/or shared cores;
- *    - the burst: BENCH_BURST streams sent at once, BENCH_BURST_ROUNDS rounds; time to the response's head, to
+ *    - the burst: BENCH_BURST streams sent at once, BENCH_BURST_ROUNDS rounds, each stream on a new connection
+ *      (BENCH_BURST_SOCKETS=new) or on a keep-alive socket opened before (warm); time to the response's head, to
  *      the first event and to the first delta, the first event's p99 judged against 4× the reference's;
  *    - stop (stopping.ts): BENCH_STOPS long turns, stopped one at a time, until each stream has ended;
  *    - emergency stop: 200 long turns, POST /stop, until all streams have ended (BENCH_ESTOP_ROUNDS rounds).

@@ -104,7 +104,7 @@ export const waitHealthy = async (target: Target) => {
  * Closes the idle sockets the agents keep to `target`: the servers close a keep-alive socket after 5 s idle, and
  * with other servers measured in between, a socket kept from an earlier run may be closing as a run starts.
  */
-const dropIdleSockets = async (target: Target) => {
+export const dropIdleSockets = async (target: Target) => {
   for (const agent of [streamAgent, controlAgent]) {
     const name = agent.getName({ host: "127.0.0.1", port: target.port })
     for (const socket of [...(agent.freeSockets[name] ?? [])]) socket.destroy()

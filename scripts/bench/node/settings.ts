@@ -53,6 +53,12 @@ export const settings = {
   burst: streamLevel("BENCH_BURST", process.env.BENCH_BURST ?? "100"),
   burstRounds: positiveInt("BENCH_BURST_ROUNDS", full ? 5 : 3),
   burstDeltas: 3,
+  /** Whether the burst's streams go out on idle keep-alive sockets opened before (warm) or each on a new connection. */
+  burstSockets: (() => {
+    const raw = process.env.BENCH_BURST_SOCKETS ?? ""
+    if (raw !== "" && raw !== "new" && raw !== "warm") throw new Error(`BENCH_BURST_SOCKETS must be new or warm, got ${JSON.stringify(raw)}`)
+    return raw === "warm" ? "warm" : "new"
+  })() as "new" | "warm",
   warmupStreams: 50,
   atRestStreams: positiveInt("BENCH_AT_REST", 500),
   stopTurns: positiveInt("BENCH_STOPS", 100),
@@ -86,6 +92,7 @@ export const settingsLine = () =>
     `BENCH_CORES=${settings.cores.join(",")}`,
     `BENCH_BURST=${settings.burst}`,
     `BENCH_BURST_ROUNDS=${settings.burstRounds}`,
+    `BENCH_BURST_SOCKETS=${settings.burstSockets}`,
     `BENCH_AT_REST=${settings.atRestStreams}`,
     `BENCH_STOPS=${settings.stopTurns}`,
     `BENCH_ESTOP_ROUNDS=${settings.emergencyRounds}`

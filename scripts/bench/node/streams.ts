@@ -6,6 +6,7 @@ import {
   counters,
   createConversations,
   describeFailures,
+  dropIdleSockets,
   failures,
   openStream,
   type SseStream,
@@ -57,10 +58,12 @@ export interface LevelResult {
 export interface Turns {
   readonly text: string
   readonly deltas: number
+  /** Streams sent on idle keep-alive sockets opened before the run (warm), or each on a new connection. */
+  readonly sockets: "warm" | "new"
 }
 
-export const streamTurns: Turns = { text: streamText, deltas: settings.deltas }
-export const burstTurns: Turns = { text: burstText, deltas: settings.burstDeltas }
+export const streamTurns: Turns = { text: streamText, deltas: settings.deltas, sockets: "warm" }
+export const burstTurns: Turns = { text: burstText, deltas: settings.burstDeltas, sockets: settings.burstSockets }
 
 /**
  * `streams` streams sent at once, `repeats` times in sequence, each in a new conversation (on the node: the reference
@@ -87,7 +90,8 @@ export const runLevel = async (
   let wallMs = 0
   counters.openMax = 0
   for (let repeat = 0; repeat < repeats; repeat++) {
-    await warmSockets(target, streams)
+    if (turns.sockets === "warm") await warmSockets(target, streams)
+    else await dropIdleSockets(target)
     const started = now()
     const batch = Array.from(
       { length: streams },
