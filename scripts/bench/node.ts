@@ -5,7 +5,7 @@
  * 1. Builds (builds.ts): the baseline commit BENCH_BASELINE_REF ("before"; default e7135c2, the last commit before
  *    the turn engine's re-founding; `none` skips it) in a temporary git worktree (`git worktree add --detach`,
  *    node_modules linked, `npx tsc -p tsconfig.json` to its own dist/), removed at the end, also on failure or
- *    Ctrl-C; and the current checkout ("after"), compiled to its dist/. Each node runs as a child process from its
+ *    Ctrl-C; and the current checkout ("after"), compiled to its dist/ by `npm run build`. Each node runs as a child process from its
  *    own checkout (`node bin/clark.js node serve --model scripted:<script>` on a fresh data dir) with a small
  *    preload (sources.ts) that reports its heap, CPU time and delta → bytes times over IPC; RSS is read from
  *    /proc. The benchmark drives both only through the HTTP API, so any build that serves it can be measured.

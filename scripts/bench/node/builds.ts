@@ -1,5 +1,5 @@
 /**
- * The builds under test and their servers: the current checkout ("after", built to its dist/) and the baseline
+ * The builds under test and their servers: the current checkout ("after", `npm run build` to its dist/) and the baseline
  * commit ("before", BENCH_BASELINE_REF) checked out in a temporary git worktree, built to that worktree's own dist/
  * and removed at the end; each started as `node bin/clark.js node serve --model scripted:<script>` from its own
  * checkout, so the benchmark drives both only through the HTTP API. Also the plain node:http reference.
@@ -36,9 +36,9 @@ const git = (args: ReadonlyArray<string>, cwd: string = root): string => {
   return result.stdout.trim()
 }
 
-/** The current checkout, built to its dist/ ("after"). */
+/** The current checkout, built to its dist/ by its own build script ("after"; today `tsc -p tsconfig.json`). */
 export const buildCurrent = (): Build => {
-  build("node")
+  build("node", root, ["npm", "run", "--silent", "build"])
   const dirty = git(["status", "--porcelain", "--untracked-files=no", "--", "schema", "services", "layers", "src", "bin"]) !== ""
   return {
     key: "after",

@@ -45,7 +45,7 @@ const buildsLine = (r: Results) =>
 
 const comparison = (r: Results) =>
   r.builds.length > 1
-    ? `the baseline commit (BENCH_BASELINE_REF) checked out in a temporary git worktree and compiled there to its own dist/, and the current checkout compiled to its dist/ (\`npx tsc -p tsconfig.json\` for both): ${buildsLine(r)}. Both nodes run side by side from the start; each scenario runs on both before the next one (the two alternate in which goes first), so other load on the machine falls on both alike. The targets are judged on "after"`
+    ? `the baseline commit (BENCH_BASELINE_REF) checked out in a temporary git worktree and compiled there to its own dist/, and the current checkout compiled to its dist/ by its build script (\`npx tsc -p tsconfig.json\` and \`npm run build\`): ${buildsLine(r)}. Both nodes run side by side from the start; each scenario runs on both before the next one (the two alternate in which goes first), so other load on the machine falls on both alike. The targets are judged on "after"`
     : `the current checkout only (BENCH_BASELINE_REF=none): ${buildsLine(r)}`
 
 export const renderSection = (r: Results) => {

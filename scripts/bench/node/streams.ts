@@ -14,7 +14,7 @@ import {
   warmSockets
 } from "./client.js"
 import { askSample, askWritten, readRss, trackMemory } from "./probe.js"
-import { burstText, type Layout, mib, ms2, now, settings, sorted, streamText } from "./settings.js"
+import { burstText, type Layout, mib, ms2, now, settings, sleep, sorted, streamText } from "./settings.js"
 
 export interface LevelResult {
   /** Where the server and the driver ran (see "Core layouts"). */
@@ -91,7 +91,11 @@ export const runLevel = async (
   counters.openMax = 0
   for (let repeat = 0; repeat < repeats; repeat++) {
     if (turns.sockets === "warm") await warmSockets(target, streams)
-    else await dropIdleSockets(target)
+    else {
+      // The server's side of the sockets just closed is handled before the run starts.
+      await dropIdleSockets(target)
+      await sleep(100)
+    }
     const started = now()
     const batch = Array.from(
       { length: streams },
