@@ -245,6 +245,9 @@ const main = async () => {
 
 const tmpDirs = new Set<string>()
 
+// Any exit, a crash included: the baseline's worktree goes (removeBaseline is synchronous and runs once).
+process.on("exit", removeBaseline)
+
 // Ctrl-C or a kill: the child servers, the baseline's worktree and the temporary data go too.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
