@@ -53,16 +53,13 @@ export const freePort = () =>
     })
   })
 
-/**
- * Compiles the sources of the checkout in `dir` (the project root unless given) to its own dist/ with `command`
- * (`npx tsc -p tsconfig.json` unless given): the benchmarks measure the compiled program production runs.
- */
-export const build = (what: string, dir: string = root, command: ReadonlyArray<string> = ["npx", "tsc", "-p", "tsconfig.json"]) => {
-  log(`Building${dir === root ? "" : ` ${dir}`} (${command.join(" ")})`)
+/** Compiles the sources: the benchmarks measure the compiled program production runs. */
+export const build = (what: string) => {
+  log("Building (npx tsc -p tsconfig.json)")
   const started = Date.now()
-  const result = spawnSync(command[0]!, command.slice(1), { cwd: dir, stdio: "inherit" })
+  const result = spawnSync("npx", ["tsc", "-p", "tsconfig.json"], { cwd: root, stdio: "inherit" })
   if (result.status !== 0) {
-    throw new Error(`${command.join(" ")} failed (exit ${result.status ?? result.signal}); the ${what} would not be what the sources say`)
+    throw new Error(`tsc failed (exit ${result.status ?? result.signal}); the ${what} would not be what the sources say`)
   }
   log(`  built in ${seconds(Date.now() - started)}`)
 }

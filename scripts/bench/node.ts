@@ -39,8 +39,9 @@ import { killAll, stopAll, stopChild } from "./Children.js"
 import { log, machineBusyMs, otherWorkLimit, percentile, seconds, writeDocs } from "./Common.js"
 import {
   type Build,
-  buildBaseline,
   buildCurrent,
+  checkoutBaseline,
+  compilers,
   removeBaseline,
   startNode,
   startReference,
@@ -135,10 +136,10 @@ const main = async () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-node-"))
   tmpDirs.add(tmp)
   try {
-    const builds = [
-      ...(settings.baselineRef === undefined ? [] : [buildBaseline(settings.baselineRef)]),
-      buildCurrent()
-    ]
+    // Both builds at once: each tsc is mostly one thread.
+    const baseline = settings.baselineRef === undefined ? undefined : checkoutBaseline(settings.baselineRef)
+    const [current] = await Promise.all([buildCurrent(), baseline?.build()])
+    const builds: ReadonlyArray<Build> = [...(baseline === undefined ? [] : [baseline]), current]
     const files = writeNodeFiles(tmp)
     const loadBefore = os.loadavg()[0] ?? 0
     const phase = (what: string) => log(`${what} (at ${seconds(Date.now() - startedAt)})`)
@@ -237,6 +238,8 @@ const main = async () => {
     streamAgent.destroy()
     controlAgent.destroy()
     await stopAll()
+    // A build that failed leaves the other one running: it goes before its worktree does.
+    for (const compiler of compilers) compiler.kill("SIGKILL")
     removeBaseline()
     fs.rmSync(tmp, { recursive: true, force: true })
     tmpDirs.delete(tmp)
@@ -252,6 +255,7 @@ process.on("exit", removeBaseline)
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     killAll()
+    for (const compiler of compilers) compiler.kill("SIGKILL")
     removeBaseline()
     for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
     process.exit(130)

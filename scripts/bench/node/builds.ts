@@ -4,14 +4,14 @@
  * and removed at the end; each started as `node bin/clark.js node serve --model scripted:<script>` from its own
  * checkout, so the benchmark drives both only through the HTTP API. Also the plain node:http reference.
  */
-import { spawnSync } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { startChild } from "../Children.js"
-import { build, freePort, log, root, seconds } from "../Common.js"
+import { freePort, log, root, seconds } from "../Common.js"
 import { type Target, waitHealthy } from "./client.js"
 import { startNodeChild } from "./probe.js"
 import { script, settings } from "./settings.js"
@@ -36,9 +36,36 @@ const git = (args: ReadonlyArray<string>, cwd: string = root): string => {
   return result.stdout.trim()
 }
 
+/** Compilers still running, killed on Ctrl-C. */
+export const compilers = new Set<ChildProcess>()
+
+/**
+ * `command` in the checkout `dir`, which compiles it to its own dist/: the benchmark measures the compiled program
+ * production runs. Asynchronous, so the two builds run at once.
+ */
+const compile = (what: string, dir: string, command: ReadonlyArray<string>) =>
+  new Promise<void>((resolve, reject) => {
+    log(`Building ${what} in ${dir} (${command.join(" ")})`)
+    const started = Date.now()
+    const child = spawn(command[0]!, command.slice(1), { cwd: dir, stdio: "inherit" })
+    compilers.add(child)
+    child.once("error", (error) => {
+      compilers.delete(child)
+      reject(new Error(`${command.join(" ")}: ${error.message}`))
+    })
+    child.once("exit", (code, signal) => {
+      compilers.delete(child)
+      if (code !== 0) {
+        return reject(new Error(`${command.join(" ")} in ${dir} failed (exit ${code ?? signal}); the ${what} would not be what its sources say`))
+      }
+      log(`  ${what} built in ${seconds(Date.now() - started)}`)
+      resolve()
+    })
+  })
+
 /** The current checkout, built to its dist/ by its own build script ("after"; today `tsc -p tsconfig.json`). */
-export const buildCurrent = (): Build => {
-  build("node", root, ["npm", "run", "--silent", "build"])
+export const buildCurrent = async (): Promise<Build> => {
+  await compile("the current checkout", root, ["npm", "run", "--silent", "build"])
   const dirty = git(["status", "--porcelain", "--untracked-files=no", "--", "schema", "services", "layers", "src", "bin"]) !== ""
   return {
     key: "after",
@@ -51,8 +78,11 @@ export const buildCurrent = (): Build => {
 /** The temporary worktree of the baseline while it exists: its directory and the one made to hold it. */
 let worktree: { readonly dir: string; readonly parent: string } | undefined
 
-/** `ref` checked out in a temporary worktree (node_modules linked to this checkout's), built to its own dist/. */
-export const buildBaseline = (ref: string): Build => {
+/**
+ * `ref` checked out in a temporary worktree (node_modules linked to this checkout's); `build` compiles it to its own
+ * dist/ (`npx tsc -p tsconfig.json`, the build of every commit up to the re-founding).
+ */
+export const checkoutBaseline = (ref: string): Build & { readonly build: () => Promise<void> } => {
   let sha: string
   try {
     sha = git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
@@ -65,8 +95,13 @@ export const buildBaseline = (ref: string): Build => {
   log(`Baseline ${ref} (${sha.slice(0, 7)}): git worktree add --detach ${dir}`)
   git(["worktree", "add", "--detach", dir, sha])
   fs.symlinkSync(fs.realpathSync(path.join(root, "node_modules")), path.join(dir, "node_modules"))
-  build(`baseline ${ref}`, dir)
-  return { key: "before", commit: sha.slice(0, 7), subject: git(["log", "-1", "--format=%s", sha]), dir }
+  return {
+    key: "before",
+    commit: sha.slice(0, 7),
+    subject: git(["log", "-1", "--format=%s", sha]),
+    dir,
+    build: () => compile(`the baseline ${ref}`, dir, ["npx", "tsc", "-p", "tsconfig.json"])
+  }
 }
 
 /** Removes the baseline's worktree, if there is one; synchronous, so it can run on Ctrl-C too. */
