@@ -13,15 +13,19 @@ export interface Child {
 /** Every child still running; stopped at the end, killed on Ctrl-C. */
 export const children = new Set<Child>()
 
-/** `node ARGS` in the project root, with `env` over this process's environment; `ipc` opens a message channel. */
+/**
+ * `node ARGS` in `cwd` (the project root unless given, e.g. another build's checkout), with `env` over this process's
+ * environment; `ipc` opens a message channel.
+ */
 export const startChild = (
   name: string,
   args: ReadonlyArray<string>,
   env: Record<string, string> = {},
-  ipc = false
+  ipc = false,
+  cwd: string = root
 ): Child => {
   const child = spawn(process.execPath, args, {
-    cwd: root,
+    cwd,
     env: { ...process.env, ...env },
     stdio: ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"]
   })

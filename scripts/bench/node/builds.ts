@@ -1,0 +1,179 @@
+/**
+ * The builds under test and their servers: the current checkout ("after", `npm run build` to its dist/) and the baseline
+ * commit ("before", BENCH_BASELINE_REF) checked out in a temporary git worktree, built to that worktree's own dist/
+ * and removed at the end; each started as `node bin/clark.js node serve --model scripted:<script>` from its own
+ * checkout, so the benchmark drives both only through the HTTP API. Also the plain node:http reference.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { startChild } from "../Children.js"
+import { freePort, log, root, seconds } from "../Common.js"
+import { type Target, waitHealthy } from "./client.js"
+import { startNodeChild } from "./probe.js"
+import { script, settings } from "./settings.js"
+import { preloadSource, referenceSource } from "./sources.js"
+
+export type BuildKey = "before" | "after"
+
+export interface Build {
+  readonly key: BuildKey
+  /** The short commit hash, with "+ changes" when the checkout's sources differ from it. */
+  readonly commit: string
+  readonly subject: string
+  /** The checkout whose bin/clark.js and dist/ run. */
+  readonly dir: string
+}
+
+/** `git ARGS` in `cwd`; its output, trimmed; throws with git's message when it fails. */
+const git = (args: ReadonlyArray<string>, cwd: string = root): string => {
+  const result = spawnSync("git", args, { cwd, encoding: "utf8" })
+  if (result.error !== undefined) throw new Error(`git ${args.join(" ")}: ${result.error.message}`)
+  if (result.status !== 0) throw new Error(`git ${args.join(" ")} exited with ${result.status}: ${result.stderr.trim()}`)
+  return result.stdout.trim()
+}
+
+/** Compilers still running, killed on Ctrl-C. */
+export const compilers = new Set<ChildProcess>()
+
+/**
+ * `command` in the checkout `dir`, which compiles it to its own dist/: the benchmark measures the compiled program
+ * production runs. Asynchronous, so the two builds run at once.
+ */
+const compile = (what: string, dir: string, command: ReadonlyArray<string>) =>
+  new Promise<void>((resolve, reject) => {
+    log(`Building ${what} in ${dir} (${command.join(" ")})`)
+    const started = Date.now()
+    const child = spawn(command[0]!, command.slice(1), { cwd: dir, stdio: "inherit" })
+    compilers.add(child)
+    child.once("error", (error) => {
+      compilers.delete(child)
+      reject(new Error(`${command.join(" ")}: ${error.message}`))
+    })
+    child.once("exit", (code, signal) => {
+      compilers.delete(child)
+      if (code !== 0) {
+        return reject(new Error(`${command.join(" ")} in ${dir} failed (exit ${code ?? signal}); the ${what} would not be what its sources say`))
+      }
+      log(`  ${what} built in ${seconds(Date.now() - started)}`)
+      resolve()
+    })
+  })
+
+/** The current checkout, built to its dist/ by its own build script ("after"; today `tsc -p tsconfig.json`). */
+export const buildCurrent = async (): Promise<Build> => {
+  await compile("the current checkout", root, ["npm", "run", "--silent", "build"])
+  const dirty = git(["status", "--porcelain", "--untracked-files=no", "--", "schema", "services", "layers", "src", "bin"]) !== ""
+  return {
+    key: "after",
+    commit: `${git(["rev-parse", "--short", "HEAD"])}${dirty ? " + changes" : ""}`,
+    subject: git(["log", "-1", "--format=%s", "HEAD"]),
+    dir: root
+  }
+}
+
+/** The temporary worktree of the baseline while it exists: its directory and the one made to hold it. */
+let worktree: { readonly dir: string; readonly parent: string } | undefined
+
+/**
+ * `ref` checked out in a temporary worktree (node_modules linked to this checkout's); `build` compiles it to its own
+ * dist/ (`npx tsc -p tsconfig.json`, the build of every commit up to the re-founding).
+ */
+export const checkoutBaseline = (ref: string): Build & { readonly build: () => Promise<void> } => {
+  let sha: string
+  try {
+    sha = git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
+  } catch {
+    throw new Error(`BENCH_BASELINE_REF: ${JSON.stringify(ref)} names no commit of this repository (none skips the baseline)`)
+  }
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-baseline-"))
+  const dir = path.join(parent, `clark-baseline-${sha.slice(0, 12)}`)
+  worktree = { dir, parent }
+  log(`Baseline ${ref} (${sha.slice(0, 7)}): git worktree add --detach ${dir}`)
+  git(["worktree", "add", "--detach", dir, sha])
+  fs.symlinkSync(fs.realpathSync(path.join(root, "node_modules")), path.join(dir, "node_modules"))
+  return {
+    key: "before",
+    commit: sha.slice(0, 7),
+    subject: git(["log", "-1", "--format=%s", sha]),
+    dir,
+    build: () => compile(`the baseline ${ref}`, dir, ["npx", "tsc", "-p", "tsconfig.json"])
+  }
+}
+
+/** Removes the baseline's worktree, if there is one; synchronous, so it can run on Ctrl-C too. */
+export const removeBaseline = () => {
+  if (worktree === undefined) return
+  const { dir, parent } = worktree
+  worktree = undefined
+  const removed = spawnSync("git", ["worktree", "remove", "--force", dir], { cwd: root, encoding: "utf8" })
+  fs.rmSync(parent, { recursive: true, force: true })
+  if (removed.status !== 0) {
+    // The directory is gone: prune drops its administrative files (and only those of worktrees whose directory is gone).
+    spawnSync("git", ["worktree", "prune"], { cwd: root })
+    log(`  git worktree remove ${dir} failed (${removed.stderr.trim()}); removed the directory and pruned`)
+  }
+}
+
+/** The script and the preload, written once into the run's temporary directory for every node. */
+export const writeNodeFiles = (tmp: string) => {
+  const scriptFile = path.join(tmp, "script.json")
+  const preloadFile = path.join(tmp, "preload.mjs")
+  fs.writeFileSync(scriptFile, JSON.stringify(script, null, 2))
+  fs.writeFileSync(preloadFile, preloadSource)
+  return { scriptFile, preloadFile }
+}
+
+export const nodeLabel = (b: Build) => `node ${b.key}`
+
+/** The node of build `b` on a fresh data dir under `tmp`, healthy, with its local token. */
+export const startNode = async (b: Build, tmp: string, files: ReturnType<typeof writeNodeFiles>): Promise<Target> => {
+  const dataDir = path.join(tmp, `data-${b.key}`)
+  const port = await freePort()
+  const label = nodeLabel(b)
+  const child = startNodeChild(
+    label,
+    [
+      ...settings.nodeFlags,
+      "--expose-gc",
+      "--import",
+      pathToFileURL(files.preloadFile).href,
+      "bin/clark.js",
+      "node",
+      "serve",
+      "--data-dir",
+      dataDir,
+      "--port",
+      String(port),
+      "--model",
+      `scripted:${files.scriptFile}`
+    ],
+    { CC_APP_SECRET: randomBytes(24).toString("base64url") },
+    b.dir
+  )
+  const started = Date.now()
+  await waitHealthy({ label, port, token: "", child })
+  const token = String(JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken)
+  log(`  ${label} (${b.commit}) healthy on port ${port} after ${seconds(Date.now() - started)} (pid ${child.process.pid})`)
+  return { label, port, token, child }
+}
+
+export const referenceLabel = "plain node:http"
+
+export const startReference = async (): Promise<Target> => {
+  const port = await freePort()
+  const child = startChild(referenceLabel, [
+    "-e",
+    referenceSource,
+    String(settings.deltas),
+    String(settings.burstDeltas),
+    String(settings.delayMs),
+    String(port)
+  ])
+  const target = { label: referenceLabel, port, token: "", child }
+  await waitHealthy(target)
+  return target
+}
