@@ -50,26 +50,29 @@ export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wa
     publish(turn, nextEvent(turn, event, data))
   }
 
+  /** What the model reads: the conversation so far, as start-up read it or from the store. */
   const history = (turn: Turn) =>
     Effect.map(
-      turn.history === undefined ? Effect.map(store.timeline(turn.conversationId, 0), ({ entries }) => entries) : Effect.succeed(turn.history),
+      turn.history === undefined
+        ? Effect.map(store.timeline(turn.conversationId, 0), ({ entries }) => entries)
+        : Effect.succeed(turn.history),
       (entries) => {
-      const messages: Array<ModelMessage> = [{
-        role: "system",
-        text: "You are Clark, the person's own assistant. Be brief and precise."
-      }]
-      for (const entry of entries) {
-        if (entry.messageId === turn.assistantMessageId) continue
-        const text = textOf(entry.blocks)
-        if (entry.role === "user" && entry.status !== "waiting") {
-          const refs = entry.blocks.flatMap((b) => (b.type === "references" ? b.items : []))
-          messages.push({ role: "user", text: withReferences(text, refs) })
-        } else if (entry.role === "assistant" && text.length > 0) {
-          messages.push({ role: "assistant", text, toolCalls: [] })
+        const messages: Array<ModelMessage> = [{
+          role: "system",
+          text: "You are Clark, the person's own assistant. Be brief and precise."
+        }]
+        for (const entry of entries) {
+          if (entry.messageId === turn.assistantMessageId) continue
+          const text = textOf(entry.blocks)
+          if (entry.role === "user" && entry.status !== "waiting") {
+            const refs = entry.blocks.flatMap((b) => (b.type === "references" ? b.items : []))
+            messages.push({ role: "user", text: withReferences(text, refs) })
+          } else if (entry.role === "assistant" && text.length > 0) {
+            messages.push({ role: "assistant", text, toolCalls: [] })
+          }
         }
+        return messages
       }
-      return messages
-    }
     )
 
   /** One call of the model: deltas go out as they come; tool calls are collected. */

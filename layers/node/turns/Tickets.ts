@@ -26,23 +26,17 @@ export const own = (turn: Turn): Ticket => ({
 })
 
 /** A message steered into a running turn follows the rest of it; its `done` carries the steered result. */
-export const steered = (turn: Turn): Ticket => {
-  const result = Effect.map(
-    Deferred.await(turn.result),
-    (answer): MessageResult => ({ ...answer, resolution: "steered", messageIds: [] })
-  )
-  const rest = follow(turn, turn.seq).pipe(Stream.filter((event) => event.event !== "done"))
-  return {
-    disposition: "steered",
-    taskId: turn.taskId,
-    messageIds: [],
-    events: Stream.concat(
-      rest,
-      Stream.fromEffect(Effect.map(result, (data): TurnEvent => ({ ...turn.log.at(-1)!, data })))
-    ),
-    result
-  }
-}
+export const steered = (turn: Turn): Ticket => ({
+  disposition: "steered",
+  taskId: turn.taskId,
+  messageIds: [],
+  events: follow(turn, turn.seq).pipe(
+    Stream.map((event): TurnEvent => event.event === "done" ? { ...event, data: steeredResult(event.data as MessageResult) } : event)
+  ),
+  result: Effect.map(Deferred.await(turn.result), steeredResult)
+})
+
+const steeredResult = (answer: MessageResult): MessageResult => ({ ...answer, resolution: "steered", messageIds: [] })
 
 export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting"): Ticket => {
   const outcome = Deferred.await(entry.started)
