@@ -162,13 +162,13 @@ const wireOf = (code: NodeErrorCode): Schema.Schema<NodeError, NodeErrorEncoded>
  * OpenAPI components both deduplicate by schema, so every route declaring a
  * code shares the same one.
  */
-export const wire: { readonly [Code in NodeErrorCode]: Schema.Schema<NodeError, NodeErrorEncoded> } = Object.fromEntries(
+export const wireOfCode: { readonly [Code in NodeErrorCode]: Schema.Schema<NodeError, NodeErrorEncoded> } = Object.fromEntries(
   allCodes.map((code) => [code, wireOf(code)])
 ) as { readonly [Code in NodeErrorCode]: Schema.Schema<NodeError, NodeErrorEncoded> }
 
 /** The codes an endpoint (or a middleware) may answer, for `addError`: `refusals("RESOURCE_NOT_FOUND", "QUESTION_CLOSED")`. */
 export const refusals = (...codes: readonly [NodeErrorCode, ...Array<NodeErrorCode>]): Schema.Schema<NodeError, NodeErrorEncoded> =>
-  codes.length === 1 ? wire[codes[0]] : Schema.Union(...codes.map((code) => wire[code]))
+  codes.length === 1 ? wireOfCode[codes[0]] : Schema.Union(...codes.map((code) => wireOfCode[code]))
 
 /** The codes of a status (for tests and documentation). */
 export const codesOf = (status: number): ReadonlyArray<NodeErrorCode> => allCodes.filter((code) => statusOfCode[code] === status)

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { NodeError, wire } from "../../schema/node/Errors.js"
+import { NodeError, wireOfCode } from "../../schema/node/Errors.js"
 import { PersonOnlyRefused, Unauthenticated } from "../../services/node/AccessErrors.js"
 import {
   AlreadyAskedAgain,
@@ -33,7 +33,7 @@ import {
   TilesOff,
   TilesRateLimited
 } from "../../services/node/TileErrors.js"
-import { type NodeDomainError, quote, quotedLength, toNodeError, wire as wired } from "../../src/node/http/Errors.js"
+import { type NodeDomainError, quote, quotedLength, toNodeError, wire, wired } from "../../src/node/http/Errors.js"
 
 type Row = readonly [error: NodeDomainError, status: number, code: string, members: Record<string, unknown>]
 
@@ -110,7 +110,7 @@ describe("toNodeError", () => {
     expect([mapped.status, mapped.code, mapped.members]).toEqual([status, code, members])
     expect(mapped.message.length).toBeGreaterThan(0)
     // What the route sends: the code's own wire schema, with its status annotation.
-    const body = Schema.encodeSync(wire[mapped.code])(mapped)
+    const body = Schema.encodeSync(wireOfCode[mapped.code])(mapped)
     expect(body).toEqual({ code, message: mapped.message, ...members })
   })
 
@@ -169,7 +169,10 @@ describe("toNodeError", () => {
 
   it.effect("`wire` turns a service call's domain failure into the route's wire error", () =>
     Effect.gen(function*() {
-      const failure = yield* Effect.flip(wired(Effect.fail(new QuestionOpen({ questionId: "q1" }))))
+      const failure = yield* Effect.flip(wire(Effect.fail(new QuestionOpen({ questionId: "q1" }))))
       expect([failure.status, failure.code]).toEqual([409, "QUESTION_OPEN"])
+      const handler = wired((id: string) => Effect.fail(new TilesOff()).pipe(Effect.as(id)))
+      const refused = yield* Effect.flip(handler("t1"))
+      expect([refused.status, refused.code]).toEqual([404, "MAP_TILES_OFF"])
     }))
 })

@@ -6,7 +6,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
-import { wire as wireOf } from "../../../schema/node/Errors.js"
+import { wireOfCode } from "../../../schema/node/Errors.js"
 import { TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
@@ -35,7 +35,7 @@ const tileResponse = (tile: Tile) =>
  * answers it itself, with the contract's own wire form of the error.
  */
 const rateLimitedResponse = (error: TilesRateLimited) =>
-  Effect.map(Effect.orDie(Schema.encode(wireOf.MAP_TILES_RATE_LIMITED)(toNodeError(error))), (body) =>
+  Effect.map(Effect.orDie(Schema.encode(wireOfCode.MAP_TILES_RATE_LIMITED)(toNodeError(error))), (body) =>
     HttpServerResponse.unsafeJson(body, {
       status: 429,
       headers: { "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) }

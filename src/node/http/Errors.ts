@@ -8,7 +8,7 @@
  * prefix (`quote`) and never a secret; the members carry what a client acts on.
  */
 import { Effect, Match } from "effect"
-import { type NodeError, nodeError } from "../../../schema/node/Errors.js"
+import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
@@ -58,75 +58,78 @@ const answerMessages = {
   empty: "The answer is empty"
 } as const
 
+const refuse = (code: NodeErrorCode, message: string, members: Record<string, unknown> = {}) =>
+  new NodeError({ code, message, members })
+
 type Mapping = { readonly [Tag in NodeDomainError["_tag"]]: (error: Extract<NodeDomainError, { readonly _tag: Tag }>) => NodeError }
 
 /** One entry per domain error: the compiler refuses a domain error left unmapped. */
 const mapping: Mapping = {
   // Conversations, turns, questions, host-controls
-  ConversationNotFound: (e) => nodeError("RESOURCE_NOT_FOUND", `No conversation ${quote(e.conversationId)}`),
-  TurnNotFound: (e) => nodeError("RESOURCE_NOT_FOUND", `No turn ${quote(e.taskId)} in this conversation`),
+  ConversationNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No conversation ${quote(e.conversationId)}`),
+  TurnNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No turn ${quote(e.taskId)} in this conversation`),
   LastEventIdInvalid: (e) =>
-    nodeError("INVALID_INPUT", `Last-Event-ID ${quote(e.given)} is not an event id this node wrote`, {
+    refuse("INVALID_INPUT", `Last-Event-ID ${quote(e.given)} is not an event id this node wrote`, {
       field: "last-event-id"
     }),
   ReferenceNotAvailable: (e) =>
-    nodeError("REFERENCE_NOT_AVAILABLE", `The ${e.reference.kind} reference ${quote(e.reference.id)} is not available`, {
+    refuse("REFERENCE_NOT_AVAILABLE", `The ${e.reference.kind} reference ${quote(e.reference.id)} is not available`, {
       reference: { kind: e.reference.kind, id: e.reference.id }
     }),
-  QuestionNotFound: (e) => nodeError("RESOURCE_NOT_FOUND", `No question ${quote(e.questionId)} in this conversation`),
+  QuestionNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No question ${quote(e.questionId)} in this conversation`),
   QuestionClosed: (e) =>
-    nodeError("QUESTION_CLOSED", `The question ${quote(e.questionId)} is ${e.status}`, { status: e.status }),
-  QuestionOpen: (e) => nodeError("QUESTION_OPEN", `The question ${quote(e.questionId)} is still waiting`),
+    refuse("QUESTION_CLOSED", `The question ${quote(e.questionId)} is ${e.status}`, { status: e.status }),
+  QuestionOpen: (e) => refuse("QUESTION_OPEN", `The question ${quote(e.questionId)} is still waiting`),
   AlreadyAskedAgain: (e) =>
-    nodeError("ALREADY_ASKED_AGAIN", `The question ${quote(e.questionId)} was asked again`, {
+    refuse("ALREADY_ASKED_AGAIN", `The question ${quote(e.questionId)} was asked again`, {
       askedAgainAs: e.askedAgainAs
     }),
   AnswerInvalid: (e) =>
-    nodeError("INVALID_INPUT", answerMessages[e.reason], { field: answerFields[e.reason], reason: e.reason }),
-  HostControlNotFound: (e) => nodeError("RESOURCE_NOT_FOUND", `No host-control ${quote(e.controlId)}`),
+    refuse("INVALID_INPUT", answerMessages[e.reason], { field: answerFields[e.reason], reason: e.reason }),
+  HostControlNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No host-control ${quote(e.controlId)}`),
   HostControlAnswered: (e) =>
-    nodeError("HOST_CONTROL_ANSWERED", `The host-control ${quote(e.controlId)} was already answered`),
+    refuse("HOST_CONTROL_ANSWERED", `The host-control ${quote(e.controlId)} was already answered`),
   // Who is asking
-  Unauthenticated: () => nodeError("UNAUTHENTICATED", "A valid local token is required"),
+  Unauthenticated: () => refuse("UNAUTHENTICATED", "A valid local token is required"),
   PersonOnlyRefused: (e) =>
-    nodeError("PERSON_ONLY", "Only the person can do this, from the app's own pages", { surface: e.surface }),
+    refuse("PERSON_ONLY", "Only the person can do this, from the app's own pages", { surface: e.surface }),
   // Map tiles
-  TilesOff: () => nodeError("MAP_TILES_OFF", "No tile provider is set"),
+  TilesOff: () => refuse("MAP_TILES_OFF", "No tile provider is set"),
   TileOutOfBounds: (e) =>
-    nodeError("MAP_TILE_OUT_OF_BOUNDS", `Tile out of bounds: ${boundsProblem(e.maxZoom, e.z, e.x, e.y) ?? "off the grid"}`, {
+    refuse("MAP_TILE_OUT_OF_BOUNDS", `Tile out of bounds: ${boundsProblem(e.maxZoom, e.z, e.x, e.y) ?? "off the grid"}`, {
       z: e.z,
       x: e.x,
       y: e.y,
       maxZoom: e.maxZoom
     }),
   TilesRateLimited: (e) =>
-    nodeError(
+    refuse(
       "MAP_TILES_RATE_LIMITED",
       `Map tiles are limited to ${e.perSecond} a second (burst ${e.burst}); retry after ${e.retryAfterSeconds} s`,
       { retryAfterSeconds: e.retryAfterSeconds }
     ),
   TileKeyUnavailable: (e) =>
     e.offline === undefined
-      ? nodeError("MAP_TILE_KEY_UNAVAILABLE", "The map tile key could not be read")
-      : nodeError("MAP_TILE_KEY_UNAVAILABLE", offlineMessages[e.offline], { offline: e.offline }),
-  TileMissing: (e) => nodeError("MAP_TILE_MISSING", e.reason),
-  TileFetchFailed: (e) => nodeError("MAP_TILE_FAILED", e.reason),
-  TileRefused: (e) => nodeError("MAP_TILE_REFUSED", e.reason),
+      ? refuse("MAP_TILE_KEY_UNAVAILABLE", "The map tile key could not be read")
+      : refuse("MAP_TILE_KEY_UNAVAILABLE", offlineMessages[e.offline], { offline: e.offline }),
+  TileMissing: (e) => refuse("MAP_TILE_MISSING", e.reason),
+  TileFetchFailed: (e) => refuse("MAP_TILE_FAILED", e.reason),
+  TileRefused: (e) => refuse("MAP_TILE_REFUSED", e.reason),
   // Secrets: the only secret a route reads or writes today is the map tile key.
-  SecretStoreUnavailable: () => nodeError("MAP_TILE_KEY_UNAVAILABLE", "The node's secret store cannot be used"),
+  SecretStoreUnavailable: () => refuse("MAP_TILE_KEY_UNAVAILABLE", "The node's secret store cannot be used"),
   SecretNameReserved: () =>
-    nodeError("INVALID_INPUT", "The map tile key is managed through /map-tiles/key, not /credentials", { field: "name" }),
+    refuse("INVALID_INPUT", "The map tile key is managed through /map-tiles/key, not /credentials", { field: "name" }),
   // Preferences
   PreferenceInvalid: (e) =>
-    nodeError("PREFERENCE_INVALID", `The value does not fit ${e.key}`, { key: e.key, problem: e.problem }),
+    refuse("PREFERENCE_INVALID", `The value does not fit ${e.key}`, { key: e.key, problem: e.problem }),
   // Deletion: the spec's refusal body, with the code beside it
   DeletionRefused: (e) =>
-    nodeError("CONVERSATION_BUSY", "The conversation cannot be deleted now", {
+    refuse("CONVERSATION_BUSY", "The conversation cannot be deleted now", {
       deleted: false,
       decision: { kind: "refused", say: e.say }
     }),
   // Routes declared and not built yet
-  NotImplementedYet: (e) => nodeError("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
+  NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }
 
 /** The wire error of a domain error: its code, status (`.status`), message and members. */
