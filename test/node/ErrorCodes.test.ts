@@ -10,16 +10,19 @@
  * says so) but their codes are in the table: they are described here by the
  * same generator with the exclusion lifted.
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import { FetchHttpClient, HttpApi, HttpApiClient, HttpClient, HttpClientRequest, OpenApi } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { NodeApi } from "../../schema/node/Api.js"
-import { statusOfCode } from "../../schema/node/Errors.js"
+import { NodeError, statusOfCode } from "../../schema/node/Errors.js"
 import { ThemesGroup } from "../../schema/node/Theme.js"
 import { InboxGroup } from "../../schema/node/Inbox.js"
 import { PersonOnly } from "../../schema/node/Security.js"
+import * as NodeServer from "../support/NodeServer.js"
+import { type As, TestNode } from "../support/NodeServer.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const table = fs.readFileSync(path.join(here, "fixtures", "spec-errors.md"), "utf8")
@@ -252,4 +255,50 @@ describe("the conversation routes", () => {
     const already = members.find((member) => member.properties.code.enum[0] === "ALREADY_ASKED_AGAIN")
     expect(Object.keys(already.properties)).toContain("askedAgainAs")
   })
+})
+
+describe("the typed client over a real node", () => {
+  const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, NodeServer.layer({}))
+  const clientAs = (as: As) =>
+    Effect.flatMap(TestNode, (node) =>
+      HttpApiClient.make(NodeApi, {
+        baseUrl: node.baseUrl,
+        transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(node.headers(as)))
+      })).pipe(Effect.provide(FetchHttpClient.layer))
+  /** The declared refusal a call failed with; anything else (a transport or decoding failure) fails the test. */
+  const refusal = <A, E>(call: Effect.Effect<A, E>) =>
+    Effect.flatMap(Effect.flip(call), (error) => error instanceof NodeError ? Effect.succeed(error) : Effect.die(error))
+
+  it.scoped("decodes each refusal as the code the route declares, with its members", () =>
+    withNode(Effect.gen(function*() {
+      const cli = yield* clientAs("cli-api")
+      const person = yield* clientAs("person")
+
+      const off = yield* refusal(cli.maps.tile({ path: { z: 1, x: 0, y: 0 } }))
+      expect([off.status, off.code]).toEqual([404, "MAP_TILES_OFF"])
+
+      const policy = { origin: "https://tiles.example", template: "/{z}/{x}/{y}.png", attribution: "Example", maxZoom: 2 }
+      yield* person.maps.setTilePolicy({ payload: { value: policy } })
+      const outside = yield* refusal(cli.maps.tile({ path: { z: 3, x: 0, y: 0 } }))
+      expect([outside.status, outside.code, outside.members]).toEqual([400, "MAP_TILE_OUT_OF_BOUNDS", {
+        z: 3,
+        x: 0,
+        y: 0,
+        maxZoom: 2
+      }])
+
+      const invalid = yield* refusal(person.maps.setTilePolicy({ payload: { value: { ...policy, maxZoom: 20 } } }))
+      expect([invalid.status, invalid.code, invalid.members.key]).toEqual([400, "PREFERENCE_INVALID", "maps.tilePolicy"])
+
+      const machine = yield* refusal(cli.hostControl.answer({ path: { controlId: "hc_1" }, payload: { ran: true, say: "" } }))
+      expect([machine.status, machine.code, machine.members]).toEqual([403, "PERSON_ONLY", { surface: "cli-api" }])
+
+      const { conversationId } = yield* cli.conversations.create({ payload: {} })
+      const missing = yield* refusal(cli.questions.askAgain({ path: { id: conversationId, questionId: "q_none" } }))
+      expect([missing.status, missing.code]).toEqual([404, "RESOURCE_NOT_FOUND"])
+
+      const anonymous = yield* clientAs("none")
+      const refused = yield* refusal(anonymous.conversations.list())
+      expect([refused.status, refused.code]).toEqual([401, "UNAUTHENTICATED"])
+    })))
 })
