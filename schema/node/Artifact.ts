@@ -146,7 +146,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetArtifactPath)
       .setUrlParams(ReadParams)
       .addSuccess(ArtifactChunk)
-      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "NOT_INSTALLED", "ARTIFACT_NOT_FINALIZED", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "NOT_INSTALLED", "ARTIFACT_NOT_FINALIZED",
+        "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -155,7 +158,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPayload(CreateArtifact)
       .addSuccess(ArtifactCreated, { status: 201 })
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_INSTANCE_QUOTA_EXCEEDED", "APPROVALS_PENDING", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_INSTANCE_QUOTA_EXCEEDED",
+        "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -172,7 +178,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPayload(WriteChunk)
       .addSuccess(ChunkWritten)
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "ARTIFACT_INSTANCE_QUOTA_EXCEEDED", "APPROVALS_PENDING", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND",
+        "ARTIFACT_INSTANCE_QUOTA_EXCEEDED", "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -180,7 +189,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetArtifactPath)
       .addSuccess(Finalized)
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "APPROVALS_PENDING", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "APPROVALS_PENDING",
+        "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -189,7 +201,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPayload(AttachArtifact)
       .addSuccess(Attached, { status: 201 })
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "ARTIFACT_NOT_FINALIZED", "APPROVALS_PENDING", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "ARTIFACT_NOT_FINALIZED",
+        "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -197,7 +212,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetArtifactPath)
       .addSuccess(Discarded)
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "POLICY_REFUSED", "ARTIFACT_NOT_CREATOR", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "APPROVALS_PENDING", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "ARTIFACT_NOT_CREATOR", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND",
+        "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
 {}
@@ -214,7 +232,9 @@ export class ArtifactsGroup extends HttpApiGroup.make("artifacts")
     HttpApiEndpoint.get("content", "/artifacts/:artifactId/content")
       .setPath(ArtifactPath)
       .addSuccess(ArtifactBytes)
-      .addError(refusals("INVALID_INPUT", "PERSON_ONLY", "ARTIFACT_NOT_FOUND", "ARTIFACT_NOT_FINALIZED", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "PERSON_ONLY", "ARTIFACT_NOT_FOUND", "ARTIFACT_NOT_FINALIZED", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(

@@ -11,7 +11,7 @@
  * here.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Record as Records, Schema } from "effect"
 
 /** Every code with its HTTP status. */
 export const statusOfCode = {
@@ -122,8 +122,9 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
     reference: Schema.Struct({ kind: Schema.String, id: Schema.String })
   },
   PREFERENCE_INVALID: { key: Schema.String, problem: Schema.String },
-  MAP_TILE_OUT_OF_BOUNDS: { z: Schema.optional(Schema.Number), x: Schema.optional(Schema.Number), y: Schema.optional(Schema.Number), maxZoom: Schema.optional(Schema.Int) },
-  PERSON_ONLY: { surface: Schema.optional(Schema.String) },
+  MAP_TILE_OUT_OF_BOUNDS: { z: Schema.Number, x: Schema.Number, y: Schema.Number, maxZoom: Schema.Int },
+  PERSON_ONLY: { surface: Schema.String },
+  // Optional while the turn engine still raises these without them (it moves to ConversationErrors.ts).
   QUESTION_CLOSED: { status: Schema.optional(Schema.String) },
   ALREADY_ASKED_AGAIN: { askedAgainAs: Schema.optional(Schema.NullOr(Schema.String)) },
   CONVERSATION_BUSY: {
@@ -131,6 +132,7 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
     decision: Schema.optional(Schema.Struct({ kind: Schema.Literal("refused"), say: Schema.String }))
   },
   MAP_TILES_RATE_LIMITED: { retryAfterSeconds: Schema.Number },
+  // `offline` as GET /map-tiles says it (OfflineReason in Maps.ts, which depends on this module).
   MAP_TILE_KEY_UNAVAILABLE: {
     offline: Schema.optional(Schema.Literal("no-provider", "key-unavailable", "key-origin-mismatch"))
   }
@@ -162,9 +164,10 @@ const wireOf = (code: NodeErrorCode): Schema.Schema<NodeError, NodeErrorEncoded>
  * OpenAPI components both deduplicate by schema, so every route declaring a
  * code shares the same one.
  */
-export const wireOfCode: { readonly [Code in NodeErrorCode]: Schema.Schema<NodeError, NodeErrorEncoded> } = Object.fromEntries(
-  allCodes.map((code) => [code, wireOf(code)])
-) as { readonly [Code in NodeErrorCode]: Schema.Schema<NodeError, NodeErrorEncoded> }
+export const wireOfCode: { readonly [Code in NodeErrorCode]: Schema.Schema<NodeError, NodeErrorEncoded> } = Records.map(
+  statusOfCode,
+  (_, code) => wireOf(code)
+)
 
 /** The codes an endpoint (or a middleware) may answer, for `addError`: `refusals("RESOURCE_NOT_FOUND", "QUESTION_CLOSED")`. */
 export const refusals = (...codes: readonly [NodeErrorCode, ...Array<NodeErrorCode>]): Schema.Schema<NodeError, NodeErrorEncoded> =>

@@ -220,7 +220,15 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       .setPayload(NoticeActionRequest)
       .addSuccess(NoticeActionDone)
       .addSuccess(NoticeActionApprovalRequired, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "UNKNOWN_ACTION", "LOCAL_SOURCE_UNREADABLE", "PERSON_ONLY", "POLICY_REFUSED", "RESOURCE_NOT_FOUND", "ALREADY_RETRIED", "WORK_NOT_RETRYABLE", "QUESTION_OPEN", "QUESTION_CLOSED", "ALREADY_ASKED_AGAIN", "SURFACE_ACTION", "ACTION_NOT_OFFERED", "ACTION_UNAVAILABLE", "ACTION_IN_PROGRESS", "UNDO_EXPIRED", "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "BACKGROUND_BUSY", "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"))
+      // The refusals of the action table, plus those of what an action does: `update` passes on any install
+      // refusal unchanged; `retry` and `ask-again` answer as their own routes do.
+      .addError(refusals(
+        "INVALID_INPUT", "UNKNOWN_ACTION", "LOCAL_SOURCE_UNREADABLE", "PERSON_ONLY", "POLICY_REFUSED",
+        "RESOURCE_NOT_FOUND", "ALREADY_RETRIED", "WORK_NOT_RETRYABLE", "QUESTION_OPEN", "QUESTION_CLOSED",
+        "ALREADY_ASKED_AGAIN", "SURFACE_ACTION", "ACTION_NOT_OFFERED", "ACTION_UNAVAILABLE", "ACTION_IN_PROGRESS",
+        "UNDO_EXPIRED", "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "BACKGROUND_BUSY", "NOT_IMPLEMENTED",
+        "PACKAGE_CACHE_UNAVAILABLE"
+      ))
   )
   .middleware(Authenticated)
   .annotate(OpenApi.Exclude, true)
@@ -349,7 +357,10 @@ export class WorkGroup extends HttpApiGroup.make("work")
     HttpApiEndpoint.post("retry", "/work/:id/retry")
       .setPath(WorkPath)
       .addSuccess(WorkRetried, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "ALREADY_RETRIED", "WORK_NOT_RETRYABLE", "BACKGROUND_BUSY", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "RESOURCE_NOT_FOUND", "ALREADY_RETRIED", "WORK_NOT_RETRYABLE", "BACKGROUND_BUSY",
+        "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -379,7 +390,10 @@ export class WorkGroup extends HttpApiGroup.make("work")
       .setPath(TaskApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(TaskApprovalDecided)
-      .addError(refusals("INVALID_INPUT", "APPROVAL_FORGED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH", "APPROVAL_ALREADY_DECIDED", "APPROVAL_EXPIRED", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "APPROVAL_FORGED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH", "APPROVAL_ALREADY_DECIDED",
+        "APPROVAL_EXPIRED", "NOT_IMPLEMENTED"
+      ))
       .middleware(PersonOnly)
   )
 {}

@@ -196,7 +196,10 @@ export class MapsGroup extends HttpApiGroup.make("maps")
     HttpApiEndpoint.get("tile", "/map-tiles/:z/:x/:y")
       .setPath(TilePath)
       .addSuccess(TileImage)
-      .addError(refusals("INVALID_INPUT", "MAP_TILE_OUT_OF_BOUNDS", "MAP_TILES_OFF", "MAP_TILE_MISSING", "MAP_TILES_RATE_LIMITED", "MAP_TILE_FAILED", "MAP_TILE_REFUSED", "MAP_TILE_KEY_UNAVAILABLE"))
+      .addError(refusals(
+        "INVALID_INPUT", "MAP_TILE_OUT_OF_BOUNDS", "MAP_TILES_OFF", "MAP_TILE_MISSING", "MAP_TILES_RATE_LIMITED",
+        "MAP_TILE_FAILED", "MAP_TILE_REFUSED", "MAP_TILE_KEY_UNAVAILABLE"
+      ))
       .middleware(Authenticated)
   )
 {}

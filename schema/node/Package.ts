@@ -101,7 +101,10 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .setPayload(InstallRequest)
       .addSuccess(Installed)
       .addSuccess(InstallApprovalRequired, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"))
+      .addError(refusals(
+        "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH",
+        "DECLARED_REACH_MISMATCH", "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"
+      ))
       .middleware(PersonOnly)
   )
   .add(
@@ -109,7 +112,11 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .setPath(PackageApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(PackageApprovalDecided)
-      .addError(refusals("INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "APPROVAL_FORGED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "APPROVAL_ALREADY_DECIDED", "APPROVAL_EXPIRED", "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"))
+      .addError(refusals(
+        "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "APPROVAL_FORGED", "RESOURCE_NOT_FOUND",
+        "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "APPROVAL_ALREADY_DECIDED", "APPROVAL_EXPIRED",
+        "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"
+      ))
       .middleware(PersonOnly)
   )
   .add(

@@ -259,31 +259,42 @@ export class ThemesGroup extends HttpApiGroup.make("themes")
     HttpApiEndpoint.put("setThemeRef", "/preferences/experience.themeRef")
       .setPayload(PreferenceWrite)
       .addSuccess(ThemeRefPreference)
-      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "THEME_NOT_INSTALLED", "THEME_INVALID", "THEME_UNAVAILABLE", "THEME_UNKNOWN", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "THEME_NOT_INSTALLED",
+        "THEME_INVALID", "THEME_UNAVAILABLE", "THEME_UNKNOWN", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setAccent", "/preferences/experience.accent")
       .setPayload(PreferenceWrite)
       .addSuccess(AccentPreference)
-      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setDensity", "/preferences/experience.density")
       .setPayload(PreferenceWrite)
       .addSuccess(DensityPreference)
-      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setFont", "/preferences/experience.font")
       .setPayload(PreferenceWrite)
       .addSuccess(FontPreference)
-      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setCodeFont", "/preferences/experience.codeFont")
       .setPayload(PreferenceWrite)
       .addSuccess(CodeFontPreference)
-      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .middleware(Authenticated)
   .annotate(OpenApi.Exclude, true)
@@ -311,7 +322,10 @@ export class AppIntentsGroup extends HttpApiGroup.make("appIntents")
     HttpApiEndpoint.post("perform", "/app-intents")
       .setPayload(AppearanceIntent)
       .addSuccess(AppIntentDone)
-      .addError(refusals("INVALID_INPUT", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "THEME_NOT_INSTALLED", "THEME_INVALID", "THEME_UNAVAILABLE", "THEME_UNKNOWN", "NOT_IMPLEMENTED"))
+      .addError(refusals(
+        "INVALID_INPUT", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "THEME_NOT_INSTALLED", "THEME_INVALID",
+        "THEME_UNAVAILABLE", "THEME_UNKNOWN", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
 {}

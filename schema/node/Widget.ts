@@ -158,7 +158,11 @@ export class WidgetsGroup extends HttpApiGroup.make("widgets")
       .setPayload(ActionPress)
       .addSuccess(Schema.Union(ActionDone, ViewStateWritten))
       .addSuccess(Schema.Union(ActionApprovalRequired, ActionInBackground), { status: 202 })
-      .addError(refusals("INVALID_INPUT", "INVALID_SCHEMA", "UNSUPPORTED_ACTION", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ACTION_INTERRUPTED", "NOT_INSTALLED", "SERVICE_CANCELLED", "RATE_LIMITED", "NOT_IMPLEMENTED", "SERVICE_TOOL_FAILED", "LEDGER_UNAVAILABLE", "SERVICE_TIMED_OUT", "SERVICE_UNREACHABLE"))
+      .addError(refusals(
+        "INVALID_INPUT", "INVALID_SCHEMA", "UNSUPPORTED_ACTION", "POLICY_REFUSED", "INSTANCE_UNKNOWN",
+        "ACTION_INTERRUPTED", "NOT_INSTALLED", "SERVICE_CANCELLED", "RATE_LIMITED", "NOT_IMPLEMENTED",
+        "SERVICE_TOOL_FAILED", "LEDGER_UNAVAILABLE", "SERVICE_TIMED_OUT", "SERVICE_UNREACHABLE"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -179,7 +183,9 @@ export class WidgetsGroup extends HttpApiGroup.make("widgets")
     HttpApiEndpoint.post("cancelJob", `${widgetPrefix}/jobs/:jobId`)
       .setPath(WidgetJobPath)
       .addSuccess(JobCancelAccepted, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "JOB_NOT_FOUND", "JOB_NOT_RUNNING", "NOT_IMPLEMENTED", "JOB_UNAVAILABLE"))
+      .addError(refusals(
+        "INVALID_INPUT", "INSTANCE_UNKNOWN", "JOB_NOT_FOUND", "JOB_NOT_RUNNING", "NOT_IMPLEMENTED", "JOB_UNAVAILABLE"
+      ))
       .middleware(Authenticated)
   )
 {}
