@@ -162,6 +162,16 @@ describe("the spec's Errors table", () => {
     expect(misplaced).toEqual([])
   })
 
+  it("every code the node knows is declared on some route, so the API's error encoder can send it", () => {
+    // A NodeError whose code no route declares would leave as an empty 500.
+    const undeclared = Object.keys(statusOfCode).filter((code) => !declaredStatuses.has(code))
+    expect(undeclared).toEqual([])
+    const wrongStatus = Object.entries(statusOfCode).filter(([code, status]) =>
+      [...(declaredStatuses.get(code) ?? [])].some((declared) => declared !== status)
+    )
+    expect(wrongStatus).toEqual([])
+  })
+
   it("the delete refusal is a 409 with decision.kind refused; APPROVAL_REQUIRED is the install's 202", () => {
     const deletion = operation("POST /conversations/{id}/delete")
     const conflicts = membersOf(deletion.responses["409"].content["application/json"].schema, deletion.components)
