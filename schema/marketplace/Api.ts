@@ -1,5 +1,6 @@
 /** The marketplace HTTP contract, shared by the server, the typed client and the CLI. */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { withoutKeywordIds } from "../common/OpenApiDocument.js"
 
 import { AccountProfile, DeleteAccountRequest, DeletedAccount, OwnedListings } from "./Account.js"
 import { Category, CategoryList, Collection, CollectionCommand, CollectionList, CollectionState, SlugPath } from "./Catalog.js"
@@ -151,7 +152,9 @@ export class MarketplaceApi extends HttpApi.make("marketplace")
     OpenApi.annotations({
       title: "Clark Marketplace API",
       version: "1.0.0",
-      description: "Discovery and curation of packages distributed by the public package registry."
+      description: "Discovery and curation of packages distributed by the public package registry.",
+      // Valid OpenAPI 3.1: no duplicate `$id` from Schema.Unknown and its kin (see OpenApiDocument.ts).
+      transform: withoutKeywordIds
     })
   )
 {}

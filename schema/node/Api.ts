@@ -20,17 +20,8 @@ import {
   Timeline,
   TimelineParams
 } from "./Conversation.js"
-import {
-  NodeError400,
-  NodeError401,
-  NodeError403,
-  NodeError404,
-  NodeError409,
-  NodeError429,
-  NodeError500,
-  NodeError501,
-  NodeError503
-} from "./Errors.js"
+import { type OpenApiDocument, withoutComponents, withoutKeywordIds } from "../common/OpenApiDocument.js"
+import { refusals } from "./Errors.js"
 import { Authenticated, PersonOnly } from "./Security.js"
 import { Discovery, NodeHealth, NodeInfo } from "./System.js"
 import { ArtifactsGroup, WidgetArtifactsGroup } from "./Artifact.js"
@@ -42,6 +33,31 @@ import { PackagesGroup } from "./Package.js"
 import { PreferencesGroup } from "./Preferences.js"
 import { AppIntentsGroup, ThemesGroup } from "./Theme.js"
 import { WidgetsGroup } from "./Widget.js"
+
+/**
+ * The description as served: valid OpenAPI 3.1, and without Effect's own
+ * request-decoding error, which `HttpApi.make` declares on every route but the
+ * node never answers (its error middleware turns it into 400 INVALID_INPUT).
+ */
+const nodeDocument = (document: OpenApiDocument) =>
+  describeRefusals(withoutComponents(["HttpApiDecodeError"])(withoutKeywordIds(document)))
+
+const refusalRef = /^#\/components\/schemas\/NodeError\.([A-Z_]+)$/
+
+/** Each error response described by the codes it may carry (the generator names only the first). */
+const describeRefusals = (document: OpenApiDocument): OpenApiDocument => {
+  for (const item of Object.values<Record<string, any>>(document.paths ?? {})) {
+    for (const operation of Object.values<Record<string, any>>(item)) {
+      for (const [status, response] of Object.entries<Record<string, any>>(operation.responses ?? {})) {
+        const schema = response.content?.["application/json"]?.schema
+        const refs: Array<unknown> = schema === undefined ? [] : schema.anyOf?.map((member: any) => member.$ref) ?? [schema.$ref]
+        const codes = refs.flatMap((ref) => typeof ref === "string" ? (refusalRef.exec(ref)?.slice(1) ?? []) : [])
+        if (Number(status) >= 400 && codes.length > 0) response.description = codes.join(", ")
+      }
+    }
+  }
+  return document
+}
 
 export const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" })
 
@@ -62,6 +78,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
     HttpApiEndpoint.post("create", "/conversations")
       .setPayload(CreateConversation)
       .addSuccess(CreatedConversation, { status: 201 })
+      .addError(refusals("INVALID_INPUT"))
       .middleware(Authenticated)
   )
   .add(
@@ -70,9 +87,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .setPayload(MessageRequest)
       .addSuccess(MessageResult)
       .addSuccess(MessageResult, { status: 202 })
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError503)
+      .addError(refusals("INVALID_INPUT", "REFERENCE_NOT_AVAILABLE", "RESOURCE_NOT_FOUND"))
       .middleware(Authenticated)
   )
   .add(
@@ -80,8 +95,8 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .setPath(ConversationPath)
       .setPayload(MessageRequest)
       .addSuccess(EventStream)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      // INVALID_INPUT also for a Last-Event-ID the node did not write.
+      .addError(refusals("INVALID_INPUT", "REFERENCE_NOT_AVAILABLE", "RESOURCE_NOT_FOUND"))
       .middleware(Authenticated)
   )
   .add(
@@ -89,7 +104,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .setPath(ConversationPath)
       .setPayload(StopRequest)
       .addSuccess(StopResult)
-      .addError(NodeError404)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
       .middleware(Authenticated)
   )
   .add(
@@ -97,7 +112,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       .setPath(ConversationPath)
       .setUrlParams(TimelineParams)
       .addSuccess(Timeline)
-      .addError(NodeError404)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
       .middleware(Authenticated)
   )
   .add(HttpApiEndpoint.post("emergencyStop", "/stop").addSuccess(EmergencyStopResult).middleware(Authenticated))
@@ -109,22 +124,25 @@ export class QuestionsGroup extends HttpApiGroup.make("questions")
       .setPath(QuestionPath)
       .setPayload(AnswerRequest)
       .addSuccess(QuestionState)
+      .addError(refusals("QUESTION_CLOSED"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.post("cancel", "/conversations/:id/questions/:questionId/cancel")
       .setPath(QuestionPath)
       .addSuccess(QuestionState)
+      .addError(refusals("QUESTION_CLOSED"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.post("askAgain", "/conversations/:id/questions/:questionId/ask-again")
       .setPath(QuestionPath)
       .addSuccess(QuestionState)
+      .addError(refusals("QUESTION_OPEN", "QUESTION_CLOSED", "ALREADY_ASKED_AGAIN"))
       .middleware(Authenticated)
   )
-  .addError(NodeError404)
-  .addError(NodeError409)
+  // Every question route has a path; the answer also a payload.
+  .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
 {}
 
 export const HostControlPath = Schema.Struct({ controlId: Schema.String.pipe(Schema.maxLength(64)) })
@@ -137,8 +155,7 @@ export class HostControlGroup extends HttpApiGroup.make("hostControl")
       .setPath(HostControlPath)
       .setPayload(HostControlAnswer)
       .addSuccess(HostControlRecorded)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "HOST_CONTROL_ANSWERED"))
       .middleware(PersonOnly)
   )
 {}
@@ -160,17 +177,14 @@ export class NodeApi extends HttpApi.make("node")
   .add(AppIntentsGroup)
   .add(MapsGroup)
   .add(PreferencesGroup)
-  .addError(NodeError400)
-  .addError(NodeError401)
-  .addError(NodeError403)
-  .addError(NodeError429)
-  .addError(NodeError500)
-  .addError(NodeError501)
+  // Any route can fail in a way nobody declared: a defect, answered without its internals.
+  .addError(refusals("INTERNAL"))
   .annotateContext(
     OpenApi.annotations({
       title: "Clark Node API",
       version: "1.0.0",
-      description: "The stable REST surface of a local Clark node."
+      description: "The stable REST surface of a local Clark node.",
+      transform: nodeDocument
     })
   )
 {}

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { DateTimeString } from "../common/Text.js"
-import { NodeError400, NodeError403, NodeError404, NodeError409, NodeError429 } from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { LookupId, WidgetPath, widgetPrefix } from "./Instance.js"
 import { Authenticated, PersonOnly } from "./Security.js"
 
@@ -146,9 +146,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetArtifactPath)
       .setUrlParams(ReadParams)
       .addSuccess(ArtifactChunk)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "NOT_INSTALLED", "ARTIFACT_NOT_FINALIZED",
+        "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -157,11 +158,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPayload(CreateArtifact)
       .addSuccess(ArtifactCreated, { status: 201 })
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError429)
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_INSTANCE_QUOTA_EXCEEDED",
+        "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -169,9 +169,7 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetPath)
       .setPayload(PickArtifact)
       .addSuccess(ArtifactCreated, { status: 201 })
-      .addError(NodeError400)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
   .add(
@@ -180,11 +178,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPayload(WriteChunk)
       .addSuccess(ChunkWritten)
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError429)
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND",
+        "ARTIFACT_INSTANCE_QUOTA_EXCEEDED", "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -192,11 +189,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetArtifactPath)
       .addSuccess(Finalized)
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError429)
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "APPROVALS_PENDING",
+        "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -205,10 +201,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPayload(AttachArtifact)
       .addSuccess(Attached, { status: 201 })
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError429)
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND", "ARTIFACT_NOT_FINALIZED",
+        "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -216,9 +212,10 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetArtifactPath)
       .addSuccess(Discarded)
       .addSuccess(WriteApprovalRequired, { status: 202 })
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError429)
+      .addError(refusals(
+        "INVALID_INPUT", "POLICY_REFUSED", "ARTIFACT_NOT_CREATOR", "INSTANCE_UNKNOWN", "ARTIFACT_NOT_FOUND",
+        "APPROVALS_PENDING", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
 {}
@@ -228,16 +225,16 @@ export class ArtifactsGroup extends HttpApiGroup.make("artifacts")
     HttpApiEndpoint.get("get", "/artifacts/:artifactId")
       .setPath(ArtifactPath)
       .addSuccess(Artifact)
-      .addError(NodeError404)
+      .addError(refusals("INVALID_INPUT", "ARTIFACT_NOT_FOUND", "NOT_IMPLEMENTED"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.get("content", "/artifacts/:artifactId/content")
       .setPath(ArtifactPath)
       .addSuccess(ArtifactBytes)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "PERSON_ONLY", "ARTIFACT_NOT_FOUND", "ARTIFACT_NOT_FINALIZED", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
@@ -245,8 +242,7 @@ export class ArtifactsGroup extends HttpApiGroup.make("artifacts")
       .setPath(ArtifactPath)
       .setPayload(ExportArtifact)
       .addSuccess(ArtifactBytes)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "ARTIFACT_NOT_FOUND", "ARTIFACT_NOT_FINALIZED", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
 {}

@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { ConversationId, Ref, RefKind } from "./Conversation.js"
-import { NodeError404 } from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { Authenticated } from "./Security.js"
 
 /** `/` offers skills; `@` offers projects, files, folders, services, conversations and background work. */
@@ -48,7 +48,7 @@ export class ComposerGroup extends HttpApiGroup.make("composer")
     HttpApiEndpoint.get("suggestions", "/composer/suggestions")
       .setUrlParams(SuggestionParams)
       .addSuccess(SuggestionList)
-      .addError(NodeError404)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_IMPLEMENTED"))
       .middleware(Authenticated)
   )
 {}

@@ -4,13 +4,13 @@
  * single-use deletion permit (two minutes, that person and conversation).
  *
  * A blocked deletion is 409 `{deleted: false, decision: {kind: refused, say}}`;
- * it travels as a `NodeError` with code CONVERSATION_BUSY and those members
- * (`deletionRefused`), so the body also carries `code` and `message`.
+ * it travels with code CONVERSATION_BUSY beside those members (domain error
+ * `DeletionRefused`), so the body also carries `code` and `message`.
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { ConversationPath } from "./Conversation.js"
-import { NodeError403, NodeError404, NodeError409, nodeError } from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { PersonOnly } from "./Security.js"
 
 export const permitLifetimeMs = 2 * 60 * 1000
@@ -52,19 +52,6 @@ export const ConversationDeleted = Schema.Struct({
   readBack: Schema.String
 }).annotations({ identifier: "ConversationDeleted" })
 
-/** The members of the 409 refusal (beside `code` and `message`). */
-export const DeletionRefusedMembers = Schema.Struct({
-  deleted: Schema.Literal(false),
-  decision: Schema.Struct({ kind: Schema.Literal("refused"), say: Schema.String })
-})
-
-/** The 409 of a blocked deletion: unfinished, paused or uncertain tasks, running turns, settling work. */
-export const deletionRefused = (say: string) =>
-  nodeError("CONVERSATION_BUSY", "The conversation cannot be deleted now", {
-    deleted: false,
-    decision: { kind: "refused", say }
-  })
-
 export const ConfirmRequest = Schema.Struct({
   confirmationToken: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
   decision: Schema.Literal("granted", "denied")
@@ -82,17 +69,14 @@ export class DeletionGroup extends HttpApiGroup.make("deletion")
       .setPayload(DeleteRequest)
       .addSuccess(ConversationDeleted)
       .addSuccess(DeletionNeedsConfirmation, { status: 202 })
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "CONVERSATION_BUSY", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
   .add(
     HttpApiEndpoint.post("confirm", "/app-intents/confirm")
       .setPayload(ConfirmRequest)
       .addSuccess(Confirmed)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
 {}

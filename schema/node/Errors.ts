@@ -1,10 +1,17 @@
 /**
- * Node errors: `{code, message, ...members}` with the status the spec gives
- * each code. One class carries every code; its wire form is declared once per
- * status, so the typed client tells codes apart by `code`.
+ * Node errors on the wire: `{code, message, ...members}` with the status the
+ * spec gives each code. The value travelling through handlers is one class,
+ * `NodeError`; what an endpoint may answer is declared code by code with
+ * `refusals(...)`, each code a wire schema of its own with a literal `code`,
+ * so the OpenAPI description lists exactly the codes of each route and the
+ * typed client tells them apart.
+ *
+ * Services and layers never build these: they fail with domain errors that
+ * know no HTTP (services/node/*Errors.ts), which src/node/http/Errors.ts maps
+ * here.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Record as Records, Schema } from "effect"
 
 /** Every code with its HTTP status. */
 export const statusOfCode = {
@@ -70,13 +77,13 @@ export const statusOfCode = {
   PACKAGE_CACHE_UNAVAILABLE: 503,
   MAP_TILE_KEY_UNAVAILABLE: 503,
   JOB_UNAVAILABLE: 503,
-  MODEL_UNAVAILABLE: 503,
   SERVICE_TIMED_OUT: 504,
   SERVICE_UNREACHABLE: 504
 } as const
 
 export type NodeErrorCode = keyof typeof statusOfCode
-export const NodeErrorCode = Schema.Literal(...(Object.keys(statusOfCode) as [NodeErrorCode, ...Array<NodeErrorCode>]))
+const allCodes = Object.keys(statusOfCode) as [NodeErrorCode, ...Array<NodeErrorCode>]
+export const NodeErrorCode = Schema.Literal(...allCodes)
 
 /** A refusal of the node API. `members` are the route-specific fields sent beside code and message. */
 export class NodeError extends Schema.TaggedError<NodeError>()("NodeError", {
@@ -91,37 +98,79 @@ export class NodeError extends Schema.TaggedError<NodeError>()("NodeError", {
   }
 }
 
+/**
+ * Legacy constructor, kept while the turn engine and the error middleware
+ * still build wire errors themselves; new code fails with a domain error and
+ * maps it with src/node/http/Errors.ts.
+ */
 export const nodeError = (code: NodeErrorCode, message: string, members: Record<string, unknown> = {}) =>
   new NodeError({ code, message, members })
 
-const codesOf = (status: number) =>
-  (Object.keys(statusOfCode) as Array<NodeErrorCode>).filter((code) => statusOfCode[code] === status)
-
-/** The wire form of the node errors of one HTTP status. */
-const wireAt = (status: number) => {
-  const codes = codesOf(status)
-  return Schema.transform(
-    Schema.Struct(
-      { code: Schema.Literal(...(codes as [NodeErrorCode, ...Array<NodeErrorCode>])), message: Schema.String },
-      Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    ),
-    NodeError,
-    {
-      strict: false,
-      decode: ({ code, message, ...members }) => ({ _tag: "NodeError" as const, code, message, members }),
-      encode: (error) => ({ ...error.members, code: error.code, message: error.message })
-    }
-  ).annotations({ ...HttpApiSchema.annotations({ status }), identifier: `NodeError${status}` })
+/**
+ * The members each code carries besides code and message. The wire keeps
+ * only these (a member not listed is dropped when encoding), so nothing a
+ * client sent is echoed back by accident.
+ */
+const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields } = {
+  INVALID_INPUT: {
+    field: Schema.optional(Schema.NullOr(Schema.String)),
+    issues: Schema.optional(Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String }))),
+    reason: Schema.optional(Schema.String)
+  },
+  REFERENCE_NOT_AVAILABLE: {
+    reference: Schema.Struct({ kind: Schema.String, id: Schema.String })
+  },
+  PREFERENCE_INVALID: { key: Schema.String, problem: Schema.String },
+  MAP_TILE_OUT_OF_BOUNDS: { z: Schema.Number, x: Schema.Number, y: Schema.Number, maxZoom: Schema.Int },
+  PERSON_ONLY: { surface: Schema.String },
+  // Optional while the turn engine still raises these without them (it moves to ConversationErrors.ts).
+  QUESTION_CLOSED: { status: Schema.optional(Schema.String) },
+  ALREADY_ASKED_AGAIN: { askedAgainAs: Schema.optional(Schema.NullOr(Schema.String)) },
+  CONVERSATION_BUSY: {
+    deleted: Schema.optional(Schema.Literal(false)),
+    decision: Schema.optional(Schema.Struct({ kind: Schema.Literal("refused"), say: Schema.String }))
+  },
+  MAP_TILES_RATE_LIMITED: { retryAfterSeconds: Schema.Number },
+  // `offline` as GET /map-tiles says it (OfflineReason in Maps.ts, which depends on this module).
+  MAP_TILE_KEY_UNAVAILABLE: {
+    offline: Schema.optional(Schema.Literal("no-provider", "key-unavailable", "key-origin-mismatch"))
+  }
 }
 
-export const NodeError400 = wireAt(400)
-export const NodeError401 = wireAt(401)
-export const NodeError403 = wireAt(403)
-export const NodeError404 = wireAt(404)
-export const NodeError409 = wireAt(409)
-export const NodeError429 = wireAt(429)
-export const NodeError500 = wireAt(500)
-export const NodeError501 = wireAt(501)
-export const NodeError502 = wireAt(502)
-export const NodeError503 = wireAt(503)
-export const NodeError504 = wireAt(504)
+/** What a NodeError looks like on the wire. */
+export type NodeErrorEncoded = {
+  readonly code: NodeErrorCode
+  readonly message: string
+  readonly [member: string]: unknown
+}
+
+const wireOf = (code: NodeErrorCode): Schema.Schema<NodeError, NodeErrorEncoded> => {
+  const members: Schema.Struct.Fields = membersOfCode[code] ?? {}
+  const wire = Schema.Struct({ ...members, code: Schema.Literal(code), message: Schema.String })
+  return Schema.transform(wire, NodeError, {
+    strict: false,
+    decode: ({ code, message, ...members }) => ({ _tag: "NodeError" as const, code, message, members }),
+    encode: (error) => ({ ...error.members, code: error.code, message: error.message })
+  }).annotations({
+    ...HttpApiSchema.annotations({ status: statusOfCode[code] }),
+    identifier: `NodeError.${code}`,
+    description: `${statusOfCode[code]} ${code}`
+  })
+}
+
+/**
+ * One wire schema per code, made once: the API's error encoder and the
+ * OpenAPI components both deduplicate by schema, so every route declaring a
+ * code shares the same one.
+ */
+export const wireOfCode: { readonly [Code in NodeErrorCode]: Schema.Schema<NodeError, NodeErrorEncoded> } = Records.map(
+  statusOfCode,
+  (_, code) => wireOf(code)
+)
+
+/** The codes an endpoint (or a middleware) may answer, for `addError`: `refusals("RESOURCE_NOT_FOUND", "QUESTION_CLOSED")`. */
+export const refusals = (...codes: readonly [NodeErrorCode, ...Array<NodeErrorCode>]): Schema.Schema<NodeError, NodeErrorEncoded> =>
+  codes.length === 1 ? wireOfCode[codes[0]] : Schema.Union(...codes.map((code) => wireOfCode[code]))
+
+/** The codes of a status (for tests and documentation). */
+export const codesOf = (status: number): ReadonlyArray<NodeErrorCode> => allCodes.filter((code) => statusOfCode[code] === status)

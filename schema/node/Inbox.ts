@@ -9,7 +9,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DateTimeString, IntFromString, PathSegment } from "../common/Text.js"
 import { Ref } from "./Conversation.js"
-import { NodeError400, NodeError403, NodeError404, NodeError409, NodeError429, NodeError503 } from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { LookupId } from "./Instance.js"
 import { Job, JobStatus } from "./Job.js"
 import { Channel, Authenticated, PersonOnly, Surface } from "./Security.js"
@@ -195,26 +195,24 @@ export const SkippedVersionRemoved = Schema.Struct({ removed: Schema.Boolean }).
  * (403 PERSON_ONLY) by action name; every other action is open to them.
  */
 export class InboxGroup extends HttpApiGroup.make("inbox")
-  .add(HttpApiEndpoint.get("inbox", "/inbox").addSuccess(Inbox))
+  .add(HttpApiEndpoint.get("inbox", "/inbox").addSuccess(Inbox).addError(refusals("NOT_IMPLEMENTED")))
   .add(
     HttpApiEndpoint.post("skipVersion", "/inbox/notices/:id/skip-version")
       .setPath(NoticePath)
       .addSuccess(SkipVersionResult)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_AN_UPDATE", "NOT_IMPLEMENTED"))
   )
   .add(
     HttpApiEndpoint.post("unskipVersion", "/inbox/notices/:id/unskip-version")
       .setPath(NoticePath)
       .addSuccess(SkipVersionResult)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_AN_UPDATE", "NOT_IMPLEMENTED"))
   )
   .add(
     HttpApiEndpoint.del("removeSkippedVersion", "/inbox/skipped-versions/:kind/:name/:version")
       .setPath(SkippedVersionPath)
       .addSuccess(SkippedVersionRemoved)
-      .addError(NodeError404)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_IMPLEMENTED"))
   )
   .add(
     HttpApiEndpoint.post("noticeAction", "/inbox/notices/:id/actions/:action")
@@ -222,12 +220,15 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       .setPayload(NoticeActionRequest)
       .addSuccess(NoticeActionDone)
       .addSuccess(NoticeActionApprovalRequired, { status: 202 })
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError429)
-      .addError(NodeError503)
+      // The refusals of the action table, plus those of what an action does: `update` passes on any install
+      // refusal unchanged; `retry` and `ask-again` answer as their own routes do.
+      .addError(refusals(
+        "INVALID_INPUT", "UNKNOWN_ACTION", "LOCAL_SOURCE_UNREADABLE", "PERSON_ONLY", "POLICY_REFUSED",
+        "RESOURCE_NOT_FOUND", "ALREADY_RETRIED", "WORK_NOT_RETRYABLE", "QUESTION_OPEN", "QUESTION_CLOSED",
+        "ALREADY_ASKED_AGAIN", "SURFACE_ACTION", "ACTION_NOT_OFFERED", "ACTION_UNAVAILABLE", "ACTION_IN_PROGRESS",
+        "UNDO_EXPIRED", "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "BACKGROUND_BUSY", "NOT_IMPLEMENTED",
+        "PACKAGE_CACHE_UNAVAILABLE"
+      ))
   )
   .middleware(Authenticated)
   .annotate(OpenApi.Exclude, true)
@@ -349,29 +350,31 @@ export class WorkGroup extends HttpApiGroup.make("work")
     HttpApiEndpoint.get("list", "/work")
       .setUrlParams(WorkParams)
       .addSuccess(WorkList)
+      .addError(refusals("INVALID_INPUT", "NOT_IMPLEMENTED"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.post("retry", "/work/:id/retry")
       .setPath(WorkPath)
       .addSuccess(WorkRetried, { status: 202 })
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError429)
+      .addError(refusals(
+        "INVALID_INPUT", "RESOURCE_NOT_FOUND", "ALREADY_RETRIED", "WORK_NOT_RETRYABLE", "BACKGROUND_BUSY",
+        "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.post("cancel", "/work/:id/cancel")
       .setPath(WorkPath)
       .addSuccess(WorkCancelAccepted, { status: 202 })
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "JOB_NOT_RUNNING", "NOT_IMPLEMENTED"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.get("activity", "/activity")
       .setUrlParams(ActivityParams)
       .addSuccess(ActivityPage)
+      .addError(refusals("INVALID_INPUT", "NOT_IMPLEMENTED"))
       .middleware(Authenticated)
   )
   .add(
@@ -379,8 +382,7 @@ export class WorkGroup extends HttpApiGroup.make("work")
       .setPath(EffectPath)
       .setPayload(ReconcileRequest)
       .addSuccess(Reconciled)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "EFFECT_NOT_UNKNOWN", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
   .add(
@@ -388,9 +390,10 @@ export class WorkGroup extends HttpApiGroup.make("work")
       .setPath(TaskApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(TaskApprovalDecided)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "APPROVAL_FORGED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH", "APPROVAL_ALREADY_DECIDED",
+        "APPROVAL_EXPIRED", "NOT_IMPLEMENTED"
+      ))
       .middleware(PersonOnly)
   )
 {}

@@ -5,13 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import {
-  NodeError400,
-  NodeError404,
-  NodeError429,
-  NodeError502,
-  NodeError503
-} from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { PreferenceWrite, preferenceState } from "./Preferences.js"
 import { Authenticated, PersonOnly } from "./Security.js"
 
@@ -169,7 +163,7 @@ export class MapsGroup extends HttpApiGroup.make("maps")
     HttpApiEndpoint.put("setTilePolicy", "/preferences/maps.tilePolicy")
       .setPayload(PreferenceWrite)
       .addSuccess(TilePolicyPreference)
-      .addError(NodeError400)
+      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID"))
       .middleware(PersonOnly)
   )
   .add(
@@ -182,32 +176,30 @@ export class MapsGroup extends HttpApiGroup.make("maps")
   .add(
     HttpApiEndpoint.get("key", "/map-tiles/key")
       .addSuccess(TileKeyState)
-      .addError(NodeError503)
+      .addError(refusals("MAP_TILE_KEY_UNAVAILABLE"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.put("setKey", "/map-tiles/key")
       .setPayload(TileKeyWrite)
       .addSuccess(TileKeyStored)
-      .addError(NodeError400)
-      .addError(NodeError503)
+      .addError(refusals("INVALID_INPUT", "MAP_TILE_KEY_UNAVAILABLE"))
       .middleware(PersonOnly)
   )
   .add(
     HttpApiEndpoint.del("removeKey", "/map-tiles/key")
       .addSuccess(TileKeyRemoved)
-      .addError(NodeError503)
+      .addError(refusals("MAP_TILE_KEY_UNAVAILABLE"))
       .middleware(PersonOnly)
   )
   .add(
     HttpApiEndpoint.get("tile", "/map-tiles/:z/:x/:y")
       .setPath(TilePath)
       .addSuccess(TileImage)
-      .addError(NodeError400)
-      .addError(NodeError404)
-      .addError(NodeError429)
-      .addError(NodeError502)
-      .addError(NodeError503)
+      .addError(refusals(
+        "INVALID_INPUT", "MAP_TILE_OUT_OF_BOUNDS", "MAP_TILES_OFF", "MAP_TILE_MISSING", "MAP_TILES_RATE_LIMITED",
+        "MAP_TILE_FAILED", "MAP_TILE_REFUSED", "MAP_TILE_KEY_UNAVAILABLE"
+      ))
       .middleware(Authenticated)
   )
 {}

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { PathSegment } from "../common/Text.js"
-import { NodeError400, NodeError403, NodeError404, NodeError409, NodeError503 } from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { Decision, DecisionRequest } from "./Inbox.js"
 import { LookupId } from "./Instance.js"
 import { Authenticated, PersonOnly } from "./Security.js"
@@ -101,11 +101,10 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .setPayload(InstallRequest)
       .addSuccess(Installed)
       .addSuccess(InstallApprovalRequired, { status: 202 })
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError503)
+      .addError(refusals(
+        "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH",
+        "DECLARED_REACH_MISMATCH", "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"
+      ))
       .middleware(PersonOnly)
   )
   .add(
@@ -113,20 +112,18 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .setPath(PackageApprovalPath)
       .setPayload(DecisionRequest)
       .addSuccess(PackageApprovalDecided)
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError503)
+      .addError(refusals(
+        "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "APPROVAL_FORGED", "RESOURCE_NOT_FOUND",
+        "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "APPROVAL_ALREADY_DECIDED", "APPROVAL_EXPIRED",
+        "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"
+      ))
       .middleware(PersonOnly)
   )
   .add(
     HttpApiEndpoint.post("storeCredential", "/credentials")
       .setPayload(CredentialWrite)
       .addSuccess(CredentialStored)
-      .addError(NodeError400)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "NOT_IMPLEMENTED"))
       .middleware(Authenticated)
   )
   .add(
@@ -134,7 +131,6 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .setPath(ConnectionCallbackPath)
       .setUrlParams(ConnectionCallbackParams)
       .addSuccess(Html)
-      .addError(NodeError400)
-      .addError(NodeError404)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_IMPLEMENTED"))
   )
 {}

@@ -6,7 +6,7 @@
  */
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, Schema } from "effect"
-import { NodeError401, NodeError403 } from "./Errors.js"
+import { refusals } from "./Errors.js"
 
 export const Surface = Schema.Literal("person", "mcp", "relay", "cli-api", "automation", "peer")
 export type Surface = typeof Surface.Type
@@ -33,14 +33,14 @@ const security = { bearer: HttpApiSecurity.bearer }
 
 /** Any holder of the local token. */
 export class Authenticated extends HttpApiMiddleware.Tag<Authenticated>()("Authenticated", {
-  failure: NodeError401,
+  failure: refusals("UNAUTHENTICATED"),
   provides: CurrentCaller,
   security
 }) {}
 
 /** Person-only: the token plus the app secret. */
 export class PersonOnly extends HttpApiMiddleware.Tag<PersonOnly>()("PersonOnly", {
-  failure: Schema.Union(NodeError401, NodeError403),
+  failure: refusals("UNAUTHENTICATED", "PERSON_ONLY"),
   provides: CurrentCaller,
   security
 }) {}

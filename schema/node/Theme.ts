@@ -7,7 +7,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { NodeError400, NodeError409 } from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { PreferenceWrite, preferenceState } from "./Preferences.js"
 import { Authenticated } from "./Security.js"
 
@@ -248,47 +248,53 @@ export const FontPreference = preferenceState("experience.font", Font)
 export const CodeFontPreference = preferenceState("experience.codeFont", CodeFont)
 
 export class ThemesGroup extends HttpApiGroup.make("themes")
-  .add(HttpApiEndpoint.get("themes", "/themes").addSuccess(ThemeList))
+  .add(HttpApiEndpoint.get("themes", "/themes").addSuccess(ThemeList).addError(refusals("NOT_IMPLEMENTED")))
   .add(
     HttpApiEndpoint.get("appearance", "/appearance")
       .setUrlParams(AppearanceParams)
       .addSuccess(Appearance)
-      .addError(NodeError400)
+      .addError(refusals("INVALID_INPUT", "NOT_IMPLEMENTED"))
   )
   .add(
     HttpApiEndpoint.put("setThemeRef", "/preferences/experience.themeRef")
       .setPayload(PreferenceWrite)
       .addSuccess(ThemeRefPreference)
-      .addError(NodeError400)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "THEME_NOT_INSTALLED",
+        "THEME_INVALID", "THEME_UNAVAILABLE", "THEME_UNKNOWN", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setAccent", "/preferences/experience.accent")
       .setPayload(PreferenceWrite)
       .addSuccess(AccentPreference)
-      .addError(NodeError400)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setDensity", "/preferences/experience.density")
       .setPayload(PreferenceWrite)
       .addSuccess(DensityPreference)
-      .addError(NodeError400)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setFont", "/preferences/experience.font")
       .setPayload(PreferenceWrite)
       .addSuccess(FontPreference)
-      .addError(NodeError400)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .add(
     HttpApiEndpoint.put("setCodeFont", "/preferences/experience.codeFont")
       .setPayload(PreferenceWrite)
       .addSuccess(CodeFontPreference)
-      .addError(NodeError400)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "PREFERENCE_INVALID", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "NOT_IMPLEMENTED"
+      ))
   )
   .middleware(Authenticated)
   .annotate(OpenApi.Exclude, true)
@@ -316,8 +322,10 @@ export class AppIntentsGroup extends HttpApiGroup.make("appIntents")
     HttpApiEndpoint.post("perform", "/app-intents")
       .setPayload(AppearanceIntent)
       .addSuccess(AppIntentDone)
-      .addError(NodeError400)
-      .addError(NodeError409)
+      .addError(refusals(
+        "INVALID_INPUT", "THEME_LOW_CONTRAST", "THEME_PROTECTED", "THEME_NOT_INSTALLED", "THEME_INVALID",
+        "THEME_UNAVAILABLE", "THEME_UNKNOWN", "NOT_IMPLEMENTED"
+      ))
       .middleware(Authenticated)
   )
 {}

@@ -5,16 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import {
-  NodeError400,
-  NodeError403,
-  NodeError404,
-  NodeError409,
-  NodeError429,
-  NodeError502,
-  NodeError503,
-  NodeError504
-} from "./Errors.js"
+import { refusals } from "./Errors.js"
 import { LookupId, WidgetPath, widgetPrefix } from "./Instance.js"
 import { JobCancelAccepted, JobEnvelope, JobList, JobRef } from "./Job.js"
 import { Authenticated, PersonOnly } from "./Security.js"
@@ -158,10 +149,7 @@ export class WidgetsGroup extends HttpApiGroup.make("widgets")
       .setPath(WidgetPath)
       .setPayload(ExportRequest)
       .addSuccess(Csv)
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
   .add(
@@ -170,39 +158,34 @@ export class WidgetsGroup extends HttpApiGroup.make("widgets")
       .setPayload(ActionPress)
       .addSuccess(Schema.Union(ActionDone, ViewStateWritten))
       .addSuccess(Schema.Union(ActionApprovalRequired, ActionInBackground), { status: 202 })
-      .addError(NodeError400)
-      .addError(NodeError403)
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError429)
-      .addError(NodeError502)
-      .addError(NodeError503)
-      .addError(NodeError504)
+      .addError(refusals(
+        "INVALID_INPUT", "INVALID_SCHEMA", "UNSUPPORTED_ACTION", "POLICY_REFUSED", "INSTANCE_UNKNOWN",
+        "ACTION_INTERRUPTED", "NOT_INSTALLED", "SERVICE_CANCELLED", "RATE_LIMITED", "NOT_IMPLEMENTED",
+        "SERVICE_TOOL_FAILED", "LEDGER_UNAVAILABLE", "SERVICE_TIMED_OUT", "SERVICE_UNREACHABLE"
+      ))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.get("jobs", `${widgetPrefix}/jobs`)
       .setPath(WidgetPath)
       .addSuccess(JobList)
-      .addError(NodeError404)
-      .addError(NodeError503)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "NOT_IMPLEMENTED", "JOB_UNAVAILABLE"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.get("job", `${widgetPrefix}/jobs/:jobId`)
       .setPath(WidgetJobPath)
       .addSuccess(JobEnvelope)
-      .addError(NodeError404)
-      .addError(NodeError503)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "JOB_NOT_FOUND", "NOT_IMPLEMENTED", "JOB_UNAVAILABLE"))
       .middleware(Authenticated)
   )
   .add(
     HttpApiEndpoint.post("cancelJob", `${widgetPrefix}/jobs/:jobId`)
       .setPath(WidgetJobPath)
       .addSuccess(JobCancelAccepted, { status: 202 })
-      .addError(NodeError404)
-      .addError(NodeError409)
-      .addError(NodeError503)
+      .addError(refusals(
+        "INVALID_INPUT", "INSTANCE_UNKNOWN", "JOB_NOT_FOUND", "JOB_NOT_RUNNING", "NOT_IMPLEMENTED", "JOB_UNAVAILABLE"
+      ))
       .middleware(Authenticated)
   )
 {}

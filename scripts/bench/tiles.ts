@@ -208,12 +208,12 @@ const atRateLimit = (origin: string, requests: { count: number }) =>
       if (outcome._tag === "Right") {
         bucket.served++
         next++
-      } else if (outcome.left.code === "MAP_TILES_RATE_LIMITED") {
+      } else if (outcome.left._tag === "TilesRateLimited") {
         bucket.refused++
-        retryAfter.add(outcome.left.members.retryAfterSeconds)
+        retryAfter.add(outcome.left.retryAfterSeconds)
         yield* Effect.sleep("5 millis")
       } else {
-        throw new Error(`unexpected refusal ${outcome.left.code}: ${outcome.left.message}`)
+        throw new Error(`unexpected refusal ${outcome.left._tag}`)
       }
     }
     return { perSecond, providerRequests: requests.count - before, retryAfter } satisfies RateRun

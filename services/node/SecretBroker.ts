@@ -5,18 +5,16 @@
  * origin; they are never logged, answered, put in an error message, a cache
  * key, a prop or model input.
  */
-import { Context, Data, type Effect, type Option, type Redacted } from "effect"
+import { Context, type Effect, type Option, type Redacted } from "effect"
+import type { SecretStoreUnavailable } from "./SecretErrors.js"
+
+export { SecretStoreUnavailable } from "./SecretErrors.js"
 
 export interface Secret {
   readonly value: Redacted.Redacted<string>
   /** The only origin the secret may be sent to, when it is bound to one. */
   readonly origin?: string | undefined
 }
-
-/** The broker cannot read or write its store (unreadable file, wrong permissions, disk full). */
-export class SecretStoreUnavailable extends Data.TaggedError("SecretStoreUnavailable")<{
-  readonly reason: string
-}> {}
 
 export class SecretBroker extends Context.Tag("clark/node/SecretBroker")<SecretBroker, {
   readonly get: (name: string) => Effect.Effect<Option.Option<Secret>, SecretStoreUnavailable>

@@ -5,8 +5,8 @@
  * test or benchmark replaces.
  */
 import { Context, type Effect, type Option, type Redacted } from "effect"
-import type { NodeError } from "../../schema/node/Errors.js"
 import type { Tile } from "./MapTiles.js"
+import type { TileFetchError } from "./TileErrors.js"
 
 /** Where the provider key goes: the header or query parameter the policy names. */
 export interface TileCredential {
@@ -29,9 +29,9 @@ export interface TileRequest {
 
 export class TileFetcher extends Context.Tag("clark/node/TileFetcher")<TileFetcher, {
   /**
-   * Fails with MAP_TILE_MISSING (provider 404/410), MAP_TILE_REFUSED (a redirect, a type that is not
-   * png/webp by header and bytes, a body over 512 KiB) or MAP_TILE_FAILED (other statuses, network
-   * errors, timeout). Error messages name statuses and sizes only: never the path, query or key.
+   * Fails with `TileMissing` (provider 404/410), `TileRefused` (a redirect, a type that is not
+   * png/webp by header and bytes, a body over 512 KiB) or `TileFetchFailed` (other statuses, network
+   * errors, timeout). Reasons name statuses and sizes only: never the path, query or key.
    */
-  readonly fetch: (request: TileRequest) => Effect.Effect<Tile, NodeError>
+  readonly fetch: (request: TileRequest) => Effect.Effect<Tile, TileFetchError>
 }>() {}

@@ -289,13 +289,14 @@ describe("public routes", () => {
       }
     })))
 
-  it.scoped("GET /.well-known/app.json lists the api, mcp, websocket and cli surfaces without a token", () =>
+  // Only the surfaces this node serves; test/node/Discovery.test.ts requests every endpoint listed.
+  it.scoped("GET /.well-known/app.json lists the api and cli surfaces without a token", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode
       const response = yield* node.request("GET", "/.well-known/app.json", { as: "none" })
       expect(response.status).toBe(200)
       const surfaces = response.body.surfaces as Array<any>
-      expect(surfaces.map((s) => s.kind).sort()).toEqual(["api", "cli", "mcp", "websocket"])
+      expect(surfaces.map((s) => s.kind).sort()).toEqual(["api", "cli"])
       for (const surface of surfaces) expect(Object.keys(surface.endpoints).length, surface.kind).toBeGreaterThan(0)
       const text = JSON.stringify(response.body)
       expect(text).not.toContain(node.token)

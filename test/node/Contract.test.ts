@@ -8,9 +8,10 @@ import { HttpApi, HttpApiBuilder, HttpServer, OpenApi } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { NodeApi } from "../../schema/node/Api.js"
-import { nodeError } from "../../schema/node/Errors.js"
+import { NotImplementedYet } from "../../services/node/PendingErrors.js"
 import { Authenticated, PersonOnly } from "../../schema/node/Security.js"
 import { PendingGroupsLive } from "../../src/node/handlers/Pending.js"
+import { toNodeError } from "../../src/node/http/Errors.js"
 
 type Protection = "public" | "authenticated" | "person-only"
 type Route = readonly [method: string, path: string, protection: Protection]
@@ -237,7 +238,7 @@ const person = { surface: "person", channel: "text" } as const
 const AuthenticatedStub = Layer.succeed(Authenticated, Authenticated.of({ bearer: () => Effect.succeed(person) }))
 const PersonOnlyStub = Layer.succeed(PersonOnly, PersonOnly.of({ bearer: () => Effect.succeed(person) }))
 
-const unbuilt = () => Effect.fail(nodeError("NOT_IMPLEMENTED", "Not in this test"))
+const unbuilt = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "not in this test" })))
 const DeclaredGroupsStub = Layer.mergeAll(
   HttpApiBuilder.group(NodeApi, "public", (handlers) =>
     handlers.handle("health", unbuilt).handle("discovery", unbuilt).handle("openapi", unbuilt)),

@@ -11,8 +11,8 @@ import { Duration, Effect, Layer, Logger, LogLevel, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { secretsFile } from "../../layers/node/fs/SecretBroker.js"
-import { nodeError } from "../../schema/node/Errors.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
+import { TileKeyUnavailable, TileOutOfBounds, TilesRateLimited } from "../../services/node/TileErrors.js"
 import { query } from "../support/NodeFixtures.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { type As, TestNode } from "../support/NodeServer.js"
@@ -595,11 +595,11 @@ describe("GET /map-tiles/{z}/{x}/{y}", () => {
         case 2:
           return Effect.succeed({ contentType: "image/webp", bytes: webp })
         case 3:
-          return Effect.fail(nodeError("MAP_TILES_RATE_LIMITED", "Too many tiles", { retryAfterSeconds: 2 }))
+          return Effect.fail(new TilesRateLimited({ retryAfterSeconds: 1.2, perSecond: 12, burst: 48 }))
         case 4:
-          return Effect.fail(nodeError("MAP_TILE_KEY_UNAVAILABLE", "No key", { offline: "key-unavailable" }))
+          return Effect.fail(new TileKeyUnavailable({ offline: "key-unavailable" }))
         default:
-          return Effect.fail(nodeError("MAP_TILE_OUT_OF_BOUNDS", "Off the grid"))
+          return Effect.fail(new TileOutOfBounds({ z, x: 0, y: 0, maxZoom: 4 }))
       }
     }
   }))
@@ -623,15 +623,26 @@ describe("GET /map-tiles/{z}/{x}/{y}", () => {
 
       const limited = yield* call("GET", "/map-tiles/3/0/0")
       expect(limited.status).toBe(429)
+      // Retry-After is whole seconds, rounded up; the body keeps the exact figure.
       expect(limited.headers.get("retry-after")).toBe("2")
-      expect(limited.body).toEqual({ code: "MAP_TILES_RATE_LIMITED", message: "Too many tiles", retryAfterSeconds: 2 })
+      expect(limited.body).toEqual({
+        code: "MAP_TILES_RATE_LIMITED",
+        message: "Map tiles are limited to 12 a second (burst 48); retry after 1.2 s",
+        retryAfterSeconds: 1.2
+      })
 
       const keyless = yield* call("GET", "/map-tiles/4/0/0")
       expect(keyless.status).toBe(503)
-      expect(keyless.body).toEqual({ code: "MAP_TILE_KEY_UNAVAILABLE", message: "No key", offline: "key-unavailable" })
+      expect(keyless.body).toEqual({
+        code: "MAP_TILE_KEY_UNAVAILABLE",
+        message: "The tile provider needs a key and none is stored",
+        offline: "key-unavailable"
+      })
       expect(keyless.headers.get("retry-after")).toBeNull()
 
-      expectError(yield* call("GET", "/map-tiles/5/0/0"), 400, "MAP_TILE_OUT_OF_BOUNDS")
+      const outside = yield* call("GET", "/map-tiles/5/0/0")
+      expectError(outside, 400, "MAP_TILE_OUT_OF_BOUNDS")
+      expect(outside.body).toMatchObject({ message: "Tile out of bounds: zoom 5 is not a whole number from 0 to 4", z: 5, maxZoom: 4 })
       expectError(yield* call("GET", "/map-tiles/1/0/x"), 400, "INVALID_INPUT")
       expectError(yield* call("GET", "/map-tiles/1/0/0", { as: "none" }), 401, "UNAUTHENTICATED")
     }), { mapTiles: stubTiles }))

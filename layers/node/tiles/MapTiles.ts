@@ -2,35 +2,35 @@
  * `MapTiles`: one tile of the `maps.tilePolicy` provider, fetched by the node.
  *
  * For each request, in this order:
- * 1. policy: none is 404 MAP_TILES_OFF; z, x, y off the policy's grid is 400 MAP_TILE_OUT_OF_BOUNDS;
- * 2. key, when the policy names a credential: absent, or bound to another origin, is 503
- *    MAP_TILE_KEY_UNAVAILABLE with `offline` as GET /map-tiles says it; a broker failure is 503
+ * 1. policy: none is `TilesOff`; z, x, y off the policy's grid is `TileOutOfBounds`;
+ * 2. key, when the policy names a credential: absent, or bound to another origin, is
+ *    `TileKeyUnavailable` with `offline` as GET /map-tiles says it; a broker failure is the same
  *    without `offline`. Checked before the cache so tiles stop with the key, as GET /map-tiles says;
  * 3. cache (origin + template + z/x/y; never the key): a hit is answered at once;
  * 4. rate limit (12 a second, burst 48), counted on provider fetches only: the limit protects the
  *    provider, and a map page redrawing tiles it already has costs the provider nothing. Over it is
- *    429 MAP_TILES_RATE_LIMITED with `retryAfterSeconds`;
+ *    `TilesRateLimited` with `retryAfterSeconds`;
  * 5. fetch (`TileFetcher`): one fetch per tile at a time; concurrent requests for a tile being fetched
  *    wait for that fetch and take no token. The fetch runs in the layer's scope, so a caller going
  *    away does not waste it: the tile lands in the cache.
  */
 import { Deferred, Effect, FiberId, Layer, Option, Schema } from "effect"
-import { nodeError, type NodeError } from "../../../schema/node/Errors.js"
-import { type OfflineReason, type TilePolicy, TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
-import { MapTiles, offlineReason, type Tile } from "../../../services/node/MapTiles.js"
+import { type TilePolicy, TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
+import { boundsProblem, MapTiles, offlineReason, type Tile } from "../../../services/node/MapTiles.js"
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { SecretBroker } from "../../../services/node/SecretBroker.js"
+import {
+  type TileError,
+  type TileFetchError,
+  TileKeyUnavailable,
+  TileOutOfBounds,
+  TilesOff,
+  TilesRateLimited
+} from "../../../services/node/TileErrors.js"
 import { type TileCredential, TileFetcher, type TileRequest } from "../../../services/node/TileFetcher.js"
 import * as TileCache from "./TileCache.js"
 import * as NodeTileFetcher from "./TileFetcher.js"
 import * as TileRateLimit from "./TileRateLimit.js"
-
-/** What the tile route says when the key keeps the provider from being used (never the key itself). */
-const offlineMessages: Record<OfflineReason, string> = {
-  "no-provider": "No tile provider is set",
-  "key-unavailable": "The tile provider needs a key and none is stored",
-  "key-origin-mismatch": "The stored map tile key is bound to another origin"
-}
 
 export const policyPreference = "maps.tilePolicy"
 
@@ -42,15 +42,6 @@ export interface Options extends NodeTileFetcher.Options {
 }
 
 const decodePolicy = Schema.decodeUnknown(TilePolicyValue)
-
-/** Why z/x/y is not a tile of the policy's grid, or undefined. */
-export const boundsProblem = (maxZoom: number, z: number, x: number, y: number): string | undefined => {
-  if (!Number.isInteger(z) || z < 0 || z > maxZoom) return `zoom ${z} is not a whole number from 0 to ${maxZoom}`
-  const last = 2 ** z - 1
-  if (!Number.isInteger(x) || x < 0 || x > last) return `x ${x} is off the grid at zoom ${z} (0 to ${last})`
-  if (!Number.isInteger(y) || y < 0 || y > last) return `y ${y} is off the grid at zoom ${z} (0 to ${last})`
-  return undefined
-}
 
 /** The template with its placeholders filled (each occurs exactly once, by the policy rules). */
 export const tilePath = (template: string, z: number, x: number, y: number) =>
@@ -65,7 +56,7 @@ export const make = (options: Pick<Options, "rate" | "cache"> = {}) =>
     const bucket = yield* TileRateLimit.make(options.rate)
     const rate = options.rate ?? TileRateLimit.tileLimits
     const scope = yield* Effect.scope
-    const inflight = new Map<string, Deferred.Deferred<Tile, NodeError>>()
+    const inflight = new Map<string, Deferred.Deferred<Tile, TileFetchError>>()
 
     const currentPolicy: Effect.Effect<TilePolicy | null> = preferences.get(policyPreference).pipe(
       Effect.flatMap(Option.match({
@@ -75,23 +66,19 @@ export const make = (options: Pick<Options, "rate" | "cache"> = {}) =>
       }))
     )
 
-    const credentialFor = (policy: TilePolicy): Effect.Effect<Option.Option<TileCredential>, NodeError> => {
+    const credentialFor = (policy: TilePolicy): Effect.Effect<Option.Option<TileCredential>, TileKeyUnavailable> => {
       const wanted = policy.credential
       if (wanted === undefined) return Effect.succeedNone
       return secrets.get(tileSecretName).pipe(
         Effect.catchTag("SecretStoreUnavailable", (error) =>
           Effect.logWarning("map tile key could not be read").pipe(
             Effect.annotateLogs({ reason: error.reason }),
-            Effect.zipRight(Effect.fail(nodeError("MAP_TILE_KEY_UNAVAILABLE", "The map tile key could not be read")))
+            Effect.zipRight(Effect.fail(new TileKeyUnavailable({})))
           )),
         Effect.flatMap((key) => {
           const offline = offlineReason(policy, key)
           if (offline !== undefined || Option.isNone(key)) {
-            return Effect.fail(
-              nodeError("MAP_TILE_KEY_UNAVAILABLE", offlineMessages[offline ?? "key-unavailable"], {
-                offline: offline ?? "key-unavailable"
-              })
-            )
+            return Effect.fail(new TileKeyUnavailable({ offline: offline ?? "key-unavailable" }))
           }
           return Effect.succeedSome<TileCredential>(
             wanted.header !== undefined
@@ -109,7 +96,7 @@ export const make = (options: Pick<Options, "rate" | "cache"> = {}) =>
           // Another request may have started this tile while our token was being taken.
           const running = inflight.get(key)
           if (running !== undefined) return restore(Deferred.await(running))
-          const done = Deferred.unsafeMake<Tile, NodeError>(FiberId.none)
+          const done = Deferred.unsafeMake<Tile, TileFetchError>(FiberId.none)
           inflight.set(key, done)
           const fetch = Effect.interruptible(fetcher.fetch(request)).pipe(
             Effect.tap((tile) =>
@@ -129,31 +116,25 @@ export const make = (options: Pick<Options, "rate" | "cache"> = {}) =>
         })
       )
 
-    const fetchOnce = (key: string, request: TileRequest) =>
+    const fetchOnce = (key: string, request: TileRequest): Effect.Effect<Tile, TileFetchError | TilesRateLimited> =>
       Effect.suspend(() => {
         const running = inflight.get(key)
         if (running !== undefined) return Deferred.await(running)
-        return Effect.flatMap(bucket.take, Option.match({
-          onNone: () => startFetch(key, request),
-          onSome: (retryAfterSeconds) =>
-            Effect.fail(
-              nodeError(
-                "MAP_TILES_RATE_LIMITED",
-                `Map tiles are limited to ${rate.perSecond} a second (burst ${rate.burst}); retry after ${retryAfterSeconds} s`,
-                { retryAfterSeconds }
-              )
-            )
-        }))
+        return Effect.flatMap(bucket.take, (retryAfter): Effect.Effect<Tile, TileFetchError | TilesRateLimited> =>
+          Option.isNone(retryAfter)
+            ? startFetch(key, request)
+            : Effect.fail(
+              new TilesRateLimited({ retryAfterSeconds: retryAfter.value, perSecond: rate.perSecond, burst: rate.burst })
+            ))
       })
 
     return MapTiles.of({
-      tile: (z, x, y) =>
+      tile: (z, x, y): Effect.Effect<Tile, TileError> =>
         Effect.gen(function*() {
           const policy = yield* currentPolicy
-          if (policy === null) return yield* Effect.fail(nodeError("MAP_TILES_OFF", "No tile provider is set"))
-          const problem = boundsProblem(policy.maxZoom, z, x, y)
-          if (problem !== undefined) {
-            return yield* Effect.fail(nodeError("MAP_TILE_OUT_OF_BOUNDS", `Tile out of bounds: ${problem}`))
+          if (policy === null) return yield* Effect.fail(new TilesOff())
+          if (boundsProblem(policy.maxZoom, z, x, y) !== undefined) {
+            return yield* Effect.fail(new TileOutOfBounds({ z, x, y, maxZoom: policy.maxZoom }))
           }
           const credential = yield* credentialFor(policy)
           const key = TileCache.cacheKey(policy, z, x, y)

@@ -9,9 +9,9 @@ import { fileTypeFromBuffer } from "file-type"
 import * as http from "node:http"
 import * as https from "node:https"
 import { maxTileBytes, tileContentTypes } from "../../../schema/node/Maps.js"
-import { type NodeErrorCode, nodeError } from "../../../schema/node/Errors.js"
 import type { Tile } from "../../../services/node/MapTiles.js"
 import { TileFetcher, type TileRequest } from "../../../services/node/TileFetcher.js"
+import { type TileFetchError, TileFetchFailed, TileMissing, TileRefused } from "../../../services/node/TileErrors.js"
 
 export interface Options {
   /**
@@ -36,16 +36,22 @@ type TileType = Tile["contentType"]
 
 /** A refusal with its public message and a detail for the log (statuses, sizes, error codes: no URL). */
 interface Refusal {
-  readonly code: Extract<NodeErrorCode, "MAP_TILE_MISSING" | "MAP_TILE_FAILED" | "MAP_TILE_REFUSED">
+  readonly kind: "missing" | "failed" | "refused"
   readonly message: string
   readonly detail: string
 }
 
-const refusal = (code: Refusal["code"], message: string, detail: string = message): Refusal => ({
-  code,
+const refusal = (kind: Refusal["kind"], message: string, detail: string = message): Refusal => ({
+  kind,
   message,
   detail
 })
+
+const refusalError = {
+  missing: (fields: { readonly reason: string }) => new TileMissing(fields),
+  failed: (fields: { readonly reason: string }) => new TileFetchFailed(fields),
+  refused: (fields: { readonly reason: string }) => new TileRefused(fields)
+} satisfies Record<Refusal["kind"], (fields: { readonly reason: string }) => TileFetchError>
 
 interface Answer {
   readonly declared: TileType
@@ -124,27 +130,27 @@ const get = (agents: Agents, request: TileRequest, maxBytes: number) =>
           if (status >= 300 && status < 400) {
             return refuse(
               response,
-              refusal("MAP_TILE_REFUSED", `The tile provider answered with a redirect (${status}); redirects are not followed`)
+              refusal("refused", `The tile provider answered with a redirect (${status}); redirects are not followed`)
             )
           }
           if (status === 404 || status === 410) {
-            return refuse(response, refusal("MAP_TILE_MISSING", `The tile provider has no such tile (${status})`))
+            return refuse(response, refusal("missing", `The tile provider has no such tile (${status})`))
           }
           if (status < 200 || status >= 300) {
-            return refuse(response, refusal("MAP_TILE_FAILED", `The tile provider answered ${status}`))
+            return refuse(response, refusal("failed", `The tile provider answered ${status}`))
           }
           const declared = mediaTypeOf(response.headers["content-type"])
           if (!isTileType(declared)) {
             return refuse(
               response,
               refusal(
-                "MAP_TILE_REFUSED",
+                "refused",
                 "The tile provider's answer is not declared as image/png or image/webp",
                 `declared content type ${JSON.stringify((declared ?? "(none)").slice(0, 100))}`
               )
             )
           }
-          const tooLarge = refusal("MAP_TILE_REFUSED", `The tile is larger than ${maxBytes} bytes`)
+          const tooLarge = refusal("refused", `The tile is larger than ${maxBytes} bytes`)
           const declaredLength = Number(response.headers["content-length"] ?? Number.NaN)
           if (declaredLength > maxBytes) return refuse(response, tooLarge)
           // Counted as it arrives, whatever Content-Length said (or when it is absent).
@@ -166,7 +172,7 @@ const get = (agents: Agents, request: TileRequest, maxBytes: number) =>
             settle(Either.right({ declared, bytes }))
           })
           const broken = (what: string) =>
-            settle(Either.left(refusal("MAP_TILE_FAILED", "The tile provider's answer broke off", what)))
+            settle(Either.left(refusal("failed", "The tile provider's answer broke off", what)))
           response.on("error", (error: NodeJS.ErrnoException) => broken(`response error ${error.code ?? error.name}`))
           response.on("close", () => broken("connection closed before the end of the body"))
         }
@@ -175,7 +181,7 @@ const get = (agents: Agents, request: TileRequest, maxBytes: number) =>
       // node:http throws synchronously on a header value it cannot send; its message names the
       // header, not the value, but only the code is kept all the same.
       const code = (error as NodeJS.ErrnoException).code ?? "unknown"
-      settle(Either.left(refusal("MAP_TILE_FAILED", "The tile request could not be made", `request refused by node: ${code}`)))
+      settle(Either.left(refusal("failed", "The tile request could not be made", `request refused by node: ${code}`)))
       return
     }
     outgoing.on("error", (error: NodeJS.ErrnoException) => {
@@ -184,7 +190,7 @@ const get = (agents: Agents, request: TileRequest, maxBytes: number) =>
       const message = code.startsWith("HPE_")
         ? "The tile provider's answer is not valid HTTP"
         : "The tile provider could not be reached"
-      settle(Either.left(refusal("MAP_TILE_FAILED", message, `network error ${code}`)))
+      settle(Either.left(refusal("failed", message, `network error ${code}`)))
     })
     outgoing.end()
     return Effect.sync(() => outgoing?.destroy())
@@ -195,14 +201,14 @@ const checkBytes = (answer: Answer) =>
   Effect.promise(() => fileTypeFromBuffer(answer.bytes)).pipe(
     Effect.map((detected): Either.Either<Tile, Refusal> => {
       if (answer.bytes.length === 0) {
-        return Either.left(refusal("MAP_TILE_REFUSED", "The tile provider answered an empty body"))
+        return Either.left(refusal("refused", "The tile provider answered an empty body"))
       }
       // An animated PNG has the PNG signature and renders as a PNG; file-type names it apart.
       const actual = detected?.mime === "image/apng" ? "image/png" : detected?.mime
       if (actual !== answer.declared) {
         return Either.left(
           refusal(
-            "MAP_TILE_REFUSED",
+            "refused",
             `The tile's bytes are not the ${answer.declared} the provider declared`,
             `declared ${answer.declared}, bytes ${actual ?? "unrecognised"} (${answer.bytes.length} bytes)`
           )
@@ -230,7 +236,7 @@ export const make = (options: Options = {}) =>
         })
     )
     const timedOut = refusal(
-      "MAP_TILE_FAILED",
+      "failed",
       `The tile provider did not answer within ${Duration.format(timeout)}`
     )
     return TileFetcher.of({
@@ -246,10 +252,10 @@ export const make = (options: Options = {}) =>
           if (Either.isRight(outcome)) return outcome.right
           const failure = outcome.left
           // A missing tile is ordinary (beyond a provider's coverage); the others are worth a look.
-          yield* (failure.code === "MAP_TILE_MISSING" ? Effect.logDebug : Effect.logWarning)("map tile fetch refused").pipe(
-            Effect.annotateLogs({ code: failure.code, detail: failure.detail })
+          yield* (failure.kind === "missing" ? Effect.logDebug : Effect.logWarning)("map tile fetch refused").pipe(
+            Effect.annotateLogs({ kind: failure.kind, detail: failure.detail })
           )
-          return yield* Effect.fail(nodeError(failure.code, failure.message))
+          return yield* Effect.fail(refusalError[failure.kind]({ reason: failure.message }))
         })
     })
   })

@@ -1,53 +1,14 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
-import { nodeError } from "../../../schema/node/Errors.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
+import { ConversationNotFound } from "../../../services/node/ConversationErrors.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { NodeIdentity } from "../../../services/node/Identity.js"
 import { ModelProvider } from "../../../services/node/ModelProvider.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import * as Sse from "../http/Sse.js"
-import type { ConversationError } from "../../../services/node/ConversationErrors.js"
-
-/** Until the node's one mapping module (src/node/http/Errors.ts) lands: the conversation family on the wire. */
-const toWire = (error: ConversationError) => {
-  switch (error._tag) {
-    case "ConversationNotFound":
-      return nodeError("RESOURCE_NOT_FOUND", `No conversation ${error.conversationId}`)
-    case "TurnNotFound":
-      return nodeError("RESOURCE_NOT_FOUND", `No turn ${error.taskId} in this conversation`)
-    case "LastEventIdInvalid":
-      return nodeError("INVALID_INPUT", "Last-Event-ID must name an event of this conversation as <taskId>:<seq>", {
-        field: "last-event-id"
-      })
-    case "ReferenceNotAvailable":
-      return nodeError("REFERENCE_NOT_AVAILABLE", `The ${error.reference.kind} reference ${error.reference.id} is not available`, {
-        reference: error.reference
-      })
-    case "QuestionNotFound":
-      return nodeError("RESOURCE_NOT_FOUND", `No question ${error.questionId} in this conversation`)
-    case "QuestionClosed":
-      return nodeError("QUESTION_CLOSED", `The question ${error.questionId} is ${error.status}`)
-    case "QuestionOpen":
-      return nodeError("QUESTION_OPEN", `The question ${error.questionId} is still waiting`)
-    case "AlreadyAskedAgain":
-      return nodeError("ALREADY_ASKED_AGAIN", `The question ${error.questionId} was asked again`, {
-        askedAgainAs: error.askedAgainAs
-      })
-    case "AnswerInvalid":
-      return nodeError("INVALID_INPUT", {
-        "text-not-allowed": "This question takes one of its options, not text",
-        "unknown-option": "optionIds names an option the question does not offer",
-        "empty": "The answer is empty"
-      }[error.reason])
-    case "HostControlNotFound":
-      return nodeError("RESOURCE_NOT_FOUND", `No host-control ${error.controlId}`)
-    case "HostControlAnswered":
-      return nodeError("HOST_CONTROL_ANSWERED", `The host-control ${error.controlId} was already answered`)
-  }
-}
-const wire = Effect.mapError(toWire)
+import { wire } from "../http/Errors.js"
 
 export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", (handlers) =>
   Effect.gen(function*() {
@@ -58,7 +19,7 @@ export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", 
 
     const existing = (id: string) =>
       Effect.flatMap(store.get(id), Option.match({
-        onNone: () => Effect.fail(nodeError("RESOURCE_NOT_FOUND", `No conversation ${id}`)),
+        onNone: () => Effect.fail(new ConversationNotFound({ conversationId: id })),
         onSome: Effect.succeed
       }))
 
@@ -118,7 +79,7 @@ export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", 
           yield* existing(path.id)
           const timeline = yield* store.timeline(path.id, urlParams.after ?? 0)
           return { conversationId: path.id, ...timeline }
-        }))
+        }).pipe(wire))
       .handle("emergencyStop", () =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller

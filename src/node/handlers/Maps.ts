@@ -6,20 +6,21 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
-import { NodeError429, nodeError, type NodeError } from "../../../schema/node/Errors.js"
+import { wireOfCode } from "../../../schema/node/Errors.js"
 import { TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
-import { decodePreference } from "../../../schema/node/Preferences.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { MapTiles, offlineReason, type Tile } from "../../../services/node/MapTiles.js"
+import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
+import { decodePreference } from "../../../services/node/PreferenceErrors.js"
 import { type PreferenceState, PreferenceStore } from "../../../services/node/PreferenceStore.js"
-import { SecretBroker, type SecretStoreUnavailable } from "../../../services/node/SecretBroker.js"
+import { SecretBroker } from "../../../services/node/SecretBroker.js"
+import { SecretNameReserved } from "../../../services/node/SecretErrors.js"
+import type { TilesRateLimited } from "../../../services/node/TileErrors.js"
+import { toNodeError, wire } from "../http/Errors.js"
 
 export const tilePolicyKey = "maps.tilePolicy"
 
-
-const storeUnavailable = (error: SecretStoreUnavailable) =>
-  nodeError("MAP_TILE_KEY_UNAVAILABLE", `The node's secret store cannot be used: ${error.reason}`)
 
 /** The tile bytes as sent: the provider's checked type (png or webp), never sniffed by the browser. */
 const tileResponse = (tile: Tile) =>
@@ -33,14 +34,12 @@ const tileResponse = (tile: Tile) =>
  * an error value cannot carry through the API's encoder: so the handler
  * answers it itself, with the contract's own wire form of the error.
  */
-const rateLimitedResponse = (error: NodeError) =>
-  Effect.map(Effect.orDie(Schema.encode(NodeError429)(error)), (body) => {
-    const seconds = Number(error.members.retryAfterSeconds)
-    const retryAfter = Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : 1
-    return HttpServerResponse.unsafeJson(body, { status: 429, headers: { "retry-after": String(retryAfter) } })
-  })
-
-const isRateLimited = (error: NodeError) => error.code === "MAP_TILES_RATE_LIMITED"
+const rateLimitedResponse = (error: TilesRateLimited) =>
+  Effect.map(Effect.orDie(Schema.encode(wireOfCode.MAP_TILES_RATE_LIMITED)(toNodeError(error))), (body) =>
+    HttpServerResponse.unsafeJson(body, {
+      status: 429,
+      headers: { "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) }
+    }))
 
 /**
  * POST /credentials, for now: the map key is refused by name (trimmed,
@@ -48,13 +47,11 @@ const isRateLimited = (error: NodeError) => error.code === "MAP_TILES_RATE_LIMIT
  * without its origin binding; package credentials come with the packages work.
  */
 export const storeCredential = ({ payload }: { readonly payload: { readonly name: string } }) =>
-  Effect.fail(
+  Effect.fail(toNodeError(
     payload.name.normalize("NFKC").trim().toLowerCase() === tileSecretName
-      ? nodeError("INVALID_INPUT", `The map tile key is managed through /map-tiles/key, not /credentials`, {
-        field: "name"
-      })
-      : nodeError("NOT_IMPLEMENTED", "Package credentials are not implemented yet")
-  )
+      ? new SecretNameReserved({ name: tileSecretName })
+      : new NotImplementedYet({ feature: "package credentials" })
+  ))
 
 export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
   Effect.gen(function*() {
@@ -90,7 +87,7 @@ export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
     return handlers
       .handle("setTilePolicy", ({ payload }) =>
         Effect.gen(function*() {
-          const value = yield* decodePreference(tilePolicyKey, TilePolicyValue)(payload.value)
+          const value = yield* wire(decodePreference(tilePolicyKey, TilePolicyValue)(payload.value))
           const stored = yield* preferences.set(tilePolicyKey, value)
           yield* record("maps.tile-policy.set", { origin: value?.origin ?? null })
           return yield* answer(stored)
@@ -118,23 +115,24 @@ export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
             onNone: () => ({ key: null }),
             onSome: (secret) => ({ key: secret.origin === undefined ? {} : { origin: secret.origin } })
           })),
-          Effect.mapError(storeUnavailable)
+          wire
         ))
       .handle("setKey", ({ payload }) =>
         secrets.put(tileSecretName, { value: payload.value, origin: payload.origin }).pipe(
-          Effect.mapError(storeUnavailable),
+          wire,
           Effect.zipRight(record("maps.tile-key.set", { origin: payload.origin })),
           Effect.as({ key: { origin: payload.origin } })
         ))
       .handle("removeKey", () =>
         secrets.remove(tileSecretName).pipe(
-          Effect.mapError(storeUnavailable),
+          wire,
           Effect.tap((removed) => removed ? record("maps.tile-key.remove") : Effect.void),
           Effect.map((removed) => ({ removed }))
         ))
       .handle("tile", ({ path }) =>
         tiles.tile(path.z, path.x, path.y).pipe(
           Effect.map(tileResponse),
-          Effect.catchIf(isRateLimited, rateLimitedResponse)
+          Effect.catchTag("TilesRateLimited", rateLimitedResponse),
+          wire
         ))
   }))

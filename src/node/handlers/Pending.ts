@@ -6,10 +6,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
-import { nodeError } from "../../../schema/node/Errors.js"
+import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
+import { toNodeError } from "../http/Errors.js"
 import { storeCredential } from "./Maps.js"
 
-const notYet = () => Effect.fail(nodeError("NOT_IMPLEMENTED", "Not implemented yet"))
+const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
 
 export const ComposerPending = HttpApiBuilder.group(NodeApi, "composer", (handlers) =>
   handlers.handle("suggestions", notYet))

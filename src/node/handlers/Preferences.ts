@@ -2,8 +2,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
-import { decodePreference, MachineTurns } from "../../../schema/node/Preferences.js"
+import { MachineTurns } from "../../../schema/node/Preferences.js"
+import { decodePreference } from "../../../services/node/PreferenceErrors.js"
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
+import { wire } from "../http/Errors.js"
 
 export const machineTurnsKey = "execution.machineTurns"
 
@@ -12,7 +14,7 @@ export const PreferencesLive = HttpApiBuilder.group(NodeApi, "preferences", (han
     const preferences = yield* PreferenceStore
     return handlers.handle("setMachineTurns", ({ payload }) =>
       Effect.gen(function*() {
-        const value = yield* decodePreference(machineTurnsKey, MachineTurns)(payload.value)
+        const value = yield* wire(decodePreference(machineTurnsKey, MachineTurns)(payload.value))
         const state = yield* preferences.set(machineTurnsKey, value)
         return { key: machineTurnsKey, value, updatedAt: state.updatedAt } as const
       }))

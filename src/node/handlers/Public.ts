@@ -15,6 +15,13 @@ const health = {
   }
 }
 
+/**
+ * Only what this node serves: a client follows these, so an endpoint listed
+ * before it answers is a 404 by design. The MCP endpoint and the WebSocket
+ * relay are added with the machine-surface work that serves them. Every value
+ * of the api surface is a route of the node (the REST routes themselves are
+ * listed by the OpenAPI description); the cli surface names a command.
+ */
 const discovery = {
   name: "clark-node",
   apiVersion: 1 as const,
@@ -22,13 +29,11 @@ const discovery = {
     {
       kind: "api" as const,
       endpoints: {
-        rest: "/",
+        health: "/health",
         openapi: "/openapi.json",
         stream: "/conversations/{id}/messages/stream"
       }
     },
-    { kind: "mcp" as const, endpoints: { http: "/mcp" } },
-    { kind: "websocket" as const, endpoints: { relay: "/relay" } },
     { kind: "cli" as const, endpoints: { command: "clark node" } }
   ]
 }

@@ -6,10 +6,11 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
-import { nodeError } from "../../../schema/node/Errors.js"
 import { appChannelHeader, appSecretHeader, Authenticated, type Caller, PersonOnly } from "../../../schema/node/Security.js"
+import { PersonOnlyRefused, Unauthenticated } from "../../../services/node/AccessErrors.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { NodeIdentity } from "../../../services/node/Identity.js"
+import { toNodeError } from "./Errors.js"
 
 const same = (given: string, expected: Redacted.Redacted<string>) => {
   const a = Buffer.from(given)
@@ -17,7 +18,7 @@ const same = (given: string, expected: Redacted.Redacted<string>) => {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-const unauthenticated = nodeError("UNAUTHENTICATED", "A valid local token is required")
+const unauthenticated = toNodeError(new Unauthenticated())
 
 const callerOf = Effect.gen(function*() {
   const identity = yield* NodeIdentity
@@ -62,9 +63,7 @@ export const PersonOnlyLive = Layer.effect(
             channel: caller.channel,
             detail: { method: request.method, path: request.url.split("?")[0] }
           })
-          return yield* Effect.fail(
-            nodeError("PERSON_ONLY", "Only the person can do this, from the app's own pages", { surface: caller.surface })
-          )
+          return yield* Effect.fail(toNodeError(new PersonOnlyRefused({ surface: caller.surface })))
         })
     })
   })

@@ -9,13 +9,15 @@ import * as http from "node:http"
 import * as https from "node:https"
 import * as net from "node:net"
 import * as zlib from "node:zlib"
-import type { NodeError } from "../../../schema/node/Errors.js"
 import { TilePolicyValue } from "../../../schema/node/Maps.js"
 import * as MapTilesLayer from "../../../layers/node/tiles/MapTiles.js"
 import * as TileCache from "../../../layers/node/tiles/TileCache.js"
 import { MapTiles, type Tile } from "../../../services/node/MapTiles.js"
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { type Secret, SecretBroker, SecretStoreUnavailable } from "../../../services/node/SecretBroker.js"
+import type { NodeError } from "../../../schema/node/Errors.js"
+import type { TileError } from "../../../services/node/TileErrors.js"
+import { toNodeError } from "../../../src/node/http/Errors.js"
 
 // ---------------------------------------------------------------------------
 // Images
@@ -151,13 +153,15 @@ export interface World {
   readonly cache: TileCache.TileCache
   /** Every log line written while the world lived (all levels, logfmt). */
   readonly logs: Array<string>
-  /** Every refusal `tile` answered. */
+  /** Every refusal `tile` answered, as the tile service raised it. */
+  readonly refusals: Array<TileError>
+  /** The same refusals as the tile route sends them. */
   readonly errors: Array<NodeError>
   /** undefined: the preference was never set; null: tiles off. Validated like the PUT route would. */
   readonly setPolicy: (value: unknown) => Effect.Effect<void>
   readonly setSecret: (secret: Option.Option<Secret>) => Effect.Effect<void>
   readonly failBroker: (reason: string) => Effect.Effect<void>
-  /** `tiles.tile`, recording refusals in `errors`. */
+  /** `tiles.tile`, recording refusals; failures as the route sends them (code, status, message, members). */
   readonly tile: (z: number, x: number, y: number) => Effect.Effect<Tile, NodeError>
   readonly codeOf: (z: number, x: number, y: number) => Effect.Effect<string>
 }
@@ -201,6 +205,7 @@ export const makeWorld = (options: WorldOptions = {}): Effect.Effect<World, neve
       })
     )
     const logs: Array<string> = []
+    const refusals: Array<TileError> = []
     const errors: Array<NodeError> = []
     const cache = options.cache ?? (yield* TileCache.make())
     const context = yield* Layer.build(
@@ -211,13 +216,18 @@ export const makeWorld = (options: WorldOptions = {}): Effect.Effect<World, neve
     const logged = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       effect.pipe(Effect.provide(Logger.add(capture)), Logger.withMinimumLogLevel(LogLevel.All))
     const tile = (z: number, x: number, y: number) =>
-      logged(tiles.tile(z, x, y)).pipe(Effect.tapError((error) => Effect.sync(() => errors.push(error))))
+      logged(tiles.tile(z, x, y)).pipe(
+        Effect.tapError((refusal) => Effect.sync(() => refusals.push(refusal))),
+        Effect.mapError(toNodeError),
+        Effect.tapError((error) => Effect.sync(() => errors.push(error)))
+      )
     return {
       provider,
       elsewhere,
       tiles,
       cache,
       logs,
+      refusals,
       errors,
       setPolicy: (value) =>
         Ref.set(

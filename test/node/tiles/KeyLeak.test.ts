@@ -68,6 +68,11 @@ describe("MapTiles: the key never leaks", () => {
           expectNoKey("error", JSON.stringify({ message: error.message, members: error.members }))
           expectNoKey("error text", String(error))
         }
+        expect(world.refusals.length).toBe(world.errors.length)
+        for (const refusal of world.refusals) {
+          expectNoKey("refusal", JSON.stringify(refusal))
+          expectNoKey("refusal text", String(refusal))
+        }
 
         // Logs at every level were written (fetches, refusals, the broker failure), none with the key.
         expect(world.logs.length).toBeGreaterThan(5)

@@ -1,0 +1,149 @@
+/**
+ * The node's one mapping from domain errors to the wire: each domain error
+ * (services/node/*Errors.ts) becomes `{code, message, ...members}` with the
+ * status the spec's Errors table gives its code. Services and layers raise
+ * what happened; only this module knows codes and statuses.
+ *
+ * Messages are English, for logs: they quote client input only as a short
+ * prefix (`quote`) and never a secret; the members carry what a client acts on.
+ */
+import { Effect, Match } from "effect"
+import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
+import type { OfflineReason } from "../../../schema/node/Maps.js"
+import type { AccessError } from "../../../services/node/AccessErrors.js"
+import type { ConversationError } from "../../../services/node/ConversationErrors.js"
+import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
+import { boundsProblem } from "../../../services/node/MapTiles.js"
+import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
+import type { PreferenceInvalid } from "../../../services/node/PreferenceErrors.js"
+import type { SecretError } from "../../../services/node/SecretErrors.js"
+import type { TileError } from "../../../services/node/TileErrors.js"
+
+/** Every domain error a node route can fail with. */
+export type NodeDomainError =
+  | ConversationError
+  | AccessError
+  | TileError
+  | SecretError
+  | PreferenceInvalid
+  | DeletionRefused
+  | NotImplementedYet
+
+/** At most this many characters of anything a client sent appear in a message. */
+export const quotedLength = 40
+
+const isControl = (char: string) => {
+  const code = char.charCodeAt(0)
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029
+}
+
+/** A short, single-line prefix of client input, for a message; the input is never read past the prefix. */
+export const quote = (text: string): string => {
+  const head = Array.from(text.slice(0, quotedLength), (char) => (isControl(char) ? " " : char)).join("")
+  return JSON.stringify(text.length > quotedLength ? `${head}…` : head)
+}
+
+/** What GET /map-tiles says of the same state, as a sentence (never the key). */
+const offlineMessages: Record<OfflineReason, string> = {
+  "no-provider": "No tile provider is set",
+  "key-unavailable": "The tile provider needs a key and none is stored",
+  "key-origin-mismatch": "The stored map tile key is bound to another origin"
+}
+
+/** Which field of the answer a refused answer is about. */
+const answerFields = { "text-not-allowed": "text", "unknown-option": "optionIds", empty: null } as const
+const answerMessages = {
+  "text-not-allowed": "This question takes one of its options, not text",
+  "unknown-option": "optionIds names an option the question does not offer",
+  empty: "The answer is empty"
+} as const
+
+const refuse = (code: NodeErrorCode, message: string, members: Record<string, unknown> = {}) =>
+  new NodeError({ code, message, members })
+
+type Mapping = { readonly [Tag in NodeDomainError["_tag"]]: (error: Extract<NodeDomainError, { readonly _tag: Tag }>) => NodeError }
+
+/** One entry per domain error: the compiler refuses a domain error left unmapped. */
+const mapping: Mapping = {
+  // Conversations, turns, questions, host-controls
+  ConversationNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No conversation ${quote(e.conversationId)}`),
+  TurnNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No turn ${quote(e.taskId)} in this conversation`),
+  LastEventIdInvalid: (e) =>
+    refuse("INVALID_INPUT", `Last-Event-ID ${quote(e.given)} is not an event id this node wrote`, {
+      field: "last-event-id"
+    }),
+  ReferenceNotAvailable: (e) =>
+    refuse("REFERENCE_NOT_AVAILABLE", `The ${e.reference.kind} reference ${quote(e.reference.id)} is not available`, {
+      reference: { kind: e.reference.kind, id: e.reference.id }
+    }),
+  QuestionNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No question ${quote(e.questionId)} in this conversation`),
+  QuestionClosed: (e) =>
+    refuse("QUESTION_CLOSED", `The question ${quote(e.questionId)} is ${e.status}`, { status: e.status }),
+  QuestionOpen: (e) => refuse("QUESTION_OPEN", `The question ${quote(e.questionId)} is still waiting`),
+  AlreadyAskedAgain: (e) =>
+    refuse("ALREADY_ASKED_AGAIN", `The question ${quote(e.questionId)} was asked again`, {
+      askedAgainAs: e.askedAgainAs
+    }),
+  AnswerInvalid: (e) =>
+    refuse("INVALID_INPUT", answerMessages[e.reason], { field: answerFields[e.reason], reason: e.reason }),
+  HostControlNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No host-control ${quote(e.controlId)}`),
+  HostControlAnswered: (e) =>
+    refuse("HOST_CONTROL_ANSWERED", `The host-control ${quote(e.controlId)} was already answered`),
+  // Who is asking
+  Unauthenticated: () => refuse("UNAUTHENTICATED", "A valid local token is required"),
+  PersonOnlyRefused: (e) =>
+    refuse("PERSON_ONLY", "Only the person can do this, from the app's own pages", { surface: e.surface }),
+  // Map tiles
+  TilesOff: () => refuse("MAP_TILES_OFF", "No tile provider is set"),
+  TileOutOfBounds: (e) =>
+    refuse("MAP_TILE_OUT_OF_BOUNDS", `Tile out of bounds: ${boundsProblem(e.maxZoom, e.z, e.x, e.y) ?? "off the grid"}`, {
+      z: e.z,
+      x: e.x,
+      y: e.y,
+      maxZoom: e.maxZoom
+    }),
+  TilesRateLimited: (e) =>
+    refuse(
+      "MAP_TILES_RATE_LIMITED",
+      `Map tiles are limited to ${e.perSecond} a second (burst ${e.burst}); retry after ${e.retryAfterSeconds} s`,
+      { retryAfterSeconds: e.retryAfterSeconds }
+    ),
+  TileKeyUnavailable: (e) =>
+    e.offline === undefined
+      ? refuse("MAP_TILE_KEY_UNAVAILABLE", "The map tile key could not be read")
+      : refuse("MAP_TILE_KEY_UNAVAILABLE", offlineMessages[e.offline], { offline: e.offline }),
+  TileMissing: (e) => refuse("MAP_TILE_MISSING", e.reason),
+  TileFetchFailed: (e) => refuse("MAP_TILE_FAILED", e.reason),
+  TileRefused: (e) => refuse("MAP_TILE_REFUSED", e.reason),
+  // Secrets: the only secret a route reads or writes today is the map tile key.
+  SecretStoreUnavailable: () => refuse("MAP_TILE_KEY_UNAVAILABLE", "The node's secret store cannot be used"),
+  SecretNameReserved: () =>
+    refuse("INVALID_INPUT", "The map tile key is managed through /map-tiles/key, not /credentials", { field: "name" }),
+  // Preferences
+  PreferenceInvalid: (e) =>
+    refuse("PREFERENCE_INVALID", `The value does not fit ${e.key}`, { key: e.key, problem: e.problem }),
+  // Deletion: the spec's refusal body, with the code beside it
+  DeletionRefused: (e) =>
+    refuse("CONVERSATION_BUSY", "The conversation cannot be deleted now", {
+      deleted: false,
+      decision: { kind: "refused", say: e.say }
+    }),
+  // Routes declared and not built yet
+  NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
+}
+
+/** The wire error of a domain error: its code, status (`.status`), message and members. */
+export const toNodeError = (error: NodeDomainError): NodeError => Match.valueTags(error, mapping)
+
+/**
+ * For handlers: a service call's domain errors become the route's wire
+ * errors. `engine.cancelQuestion(id, q).pipe(wire)`.
+ */
+export const wire = <A, E extends NodeDomainError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, NodeError, R> =>
+  Effect.mapError(effect, toNodeError)
+
+/** For handlers written as functions: `handle("cancel", wired(({ path }) => engine.cancelQuestion(...)))`. */
+export const wired = <Args extends ReadonlyArray<unknown>, A, E extends NodeDomainError, R>(
+  handler: (...args: Args) => Effect.Effect<A, E, R>
+) =>
+(...args: Args): Effect.Effect<A, NodeError, R> => wire(handler(...args))

@@ -1,0 +1,178 @@
+/**
+ * The node's mapping from domain errors to the wire (src/node/http/Errors.ts),
+ * one row per domain error: status, code and members, and the body the
+ * contract's wire schema for that code actually sends.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { NodeError, wireOfCode } from "../../schema/node/Errors.js"
+import { PersonOnlyRefused, Unauthenticated } from "../../services/node/AccessErrors.js"
+import {
+  AlreadyAskedAgain,
+  AnswerInvalid,
+  ConversationNotFound,
+  HostControlAnswered,
+  HostControlNotFound,
+  LastEventIdInvalid,
+  QuestionClosed,
+  QuestionNotFound,
+  QuestionOpen,
+  ReferenceNotAvailable,
+  TurnNotFound
+} from "../../services/node/ConversationErrors.js"
+import { DeletionRefused } from "../../services/node/DeletionErrors.js"
+import { NotImplementedYet } from "../../services/node/PendingErrors.js"
+import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
+import { SecretNameReserved, SecretStoreUnavailable } from "../../services/node/SecretErrors.js"
+import {
+  TileFetchFailed,
+  TileKeyUnavailable,
+  TileMissing,
+  TileOutOfBounds,
+  TileRefused,
+  TilesOff,
+  TilesRateLimited
+} from "../../services/node/TileErrors.js"
+import { type NodeDomainError, quote, quotedLength, toNodeError, wire, wired } from "../../src/node/http/Errors.js"
+
+type Row = readonly [error: NodeDomainError, status: number, code: string, members: Record<string, unknown>]
+
+const rows: ReadonlyArray<Row> = [
+  // Conversations, turns, questions, host-controls
+  [new ConversationNotFound({ conversationId: "c1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new TurnNotFound({ conversationId: "c1", taskId: "task_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new LastEventIdInvalid({ given: "none:1" }), 400, "INVALID_INPUT", { field: "last-event-id" }],
+  [
+    new ReferenceNotAvailable({ reference: { kind: "skill", id: "sk_1", label: "Old skill" } }),
+    400,
+    "REFERENCE_NOT_AVAILABLE",
+    { reference: { kind: "skill", id: "sk_1" } }
+  ],
+  [new QuestionNotFound({ conversationId: "c1", questionId: "q1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new QuestionClosed({ questionId: "q1", status: "answered" }), 409, "QUESTION_CLOSED", { status: "answered" }],
+  [new QuestionOpen({ questionId: "q1" }), 409, "QUESTION_OPEN", {}],
+  [new AlreadyAskedAgain({ questionId: "q1", askedAgainAs: "q2" }), 409, "ALREADY_ASKED_AGAIN", { askedAgainAs: "q2" }],
+  [
+    new AnswerInvalid({ questionId: "q1", reason: "text-not-allowed" }),
+    400,
+    "INVALID_INPUT",
+    { field: "text", reason: "text-not-allowed" }
+  ],
+  [
+    new AnswerInvalid({ questionId: "q1", reason: "unknown-option" }),
+    400,
+    "INVALID_INPUT",
+    { field: "optionIds", reason: "unknown-option" }
+  ],
+  [new AnswerInvalid({ questionId: "q1", reason: "empty" }), 400, "INVALID_INPUT", { field: null, reason: "empty" }],
+  [new HostControlNotFound({ controlId: "hc1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new HostControlAnswered({ controlId: "hc1" }), 409, "HOST_CONTROL_ANSWERED", {}],
+  // Who is asking
+  [new Unauthenticated(), 401, "UNAUTHENTICATED", {}],
+  [new PersonOnlyRefused({ surface: "cli-api" }), 403, "PERSON_ONLY", { surface: "cli-api" }],
+  // Map tiles
+  [new TilesOff(), 404, "MAP_TILES_OFF", {}],
+  [new TileOutOfBounds({ z: 6, x: 0, y: 0, maxZoom: 5 }), 400, "MAP_TILE_OUT_OF_BOUNDS", { z: 6, x: 0, y: 0, maxZoom: 5 }],
+  [
+    new TilesRateLimited({ retryAfterSeconds: 0.25, perSecond: 12, burst: 48 }),
+    429,
+    "MAP_TILES_RATE_LIMITED",
+    { retryAfterSeconds: 0.25 }
+  ],
+  [new TileKeyUnavailable({ offline: "key-origin-mismatch" }), 503, "MAP_TILE_KEY_UNAVAILABLE", { offline: "key-origin-mismatch" }],
+  [new TileKeyUnavailable({}), 503, "MAP_TILE_KEY_UNAVAILABLE", {}],
+  [new TileMissing({ reason: "The tile provider has no such tile (404)" }), 404, "MAP_TILE_MISSING", {}],
+  [new TileFetchFailed({ reason: "The tile provider answered 500" }), 502, "MAP_TILE_FAILED", {}],
+  [new TileRefused({ reason: "The tile is larger than 524288 bytes" }), 502, "MAP_TILE_REFUSED", {}],
+  // Secrets
+  [new SecretStoreUnavailable({ reason: "EACCES /data/secrets.json" }), 503, "MAP_TILE_KEY_UNAVAILABLE", {}],
+  [new SecretNameReserved({ name: "maps:tiles" }), 400, "INVALID_INPUT", { field: "name" }],
+  // Preferences, deletion, pending routes
+  [
+    new PreferenceInvalid({ key: "maps.tilePolicy", problem: "maxZoom: Expected a number between 0 and 19" }),
+    400,
+    "PREFERENCE_INVALID",
+    { key: "maps.tilePolicy", problem: "maxZoom: Expected a number between 0 and 19" }
+  ],
+  [
+    new DeletionRefused({ say: "A reply is still being written" }),
+    409,
+    "CONVERSATION_BUSY",
+    { deleted: false, decision: { kind: "refused", say: "A reply is still being written" } }
+  ],
+  [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
+]
+
+describe("toNodeError", () => {
+  it.each(rows)("%s → %i %s", (error, status, code, members) => {
+    const mapped = toNodeError(error)
+    expect(mapped).toBeInstanceOf(NodeError)
+    expect([mapped.status, mapped.code, mapped.members]).toEqual([status, code, members])
+    expect(mapped.message.length).toBeGreaterThan(0)
+    // What the route sends: the code's own wire schema, with its status annotation.
+    const body = Schema.encodeSync(wireOfCode[mapped.code])(mapped)
+    expect(body).toEqual({ code, message: mapped.message, ...members })
+  })
+
+  it("has a row for every domain error", () => {
+    // The compiler refuses this record when a domain error is added or removed without it.
+    const every: Record<NodeDomainError["_tag"], true> = {
+      ConversationNotFound: true,
+      TurnNotFound: true,
+      LastEventIdInvalid: true,
+      ReferenceNotAvailable: true,
+      QuestionNotFound: true,
+      QuestionClosed: true,
+      QuestionOpen: true,
+      AlreadyAskedAgain: true,
+      AnswerInvalid: true,
+      HostControlNotFound: true,
+      HostControlAnswered: true,
+      Unauthenticated: true,
+      PersonOnlyRefused: true,
+      TilesOff: true,
+      TileOutOfBounds: true,
+      TilesRateLimited: true,
+      TileKeyUnavailable: true,
+      TileMissing: true,
+      TileFetchFailed: true,
+      TileRefused: true,
+      SecretStoreUnavailable: true,
+      SecretNameReserved: true,
+      PreferenceInvalid: true,
+      DeletionRefused: true,
+      NotImplementedYet: true
+    }
+    expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))
+  })
+
+  it("quotes only a short, single-line prefix of what the client sent", () => {
+    const huge = "x".repeat(1024 * 1024)
+    for (
+      const error of [
+        new ConversationNotFound({ conversationId: huge }),
+        new LastEventIdInvalid({ given: huge }),
+        new QuestionClosed({ questionId: huge, status: "cancelled" }),
+        new HostControlAnswered({ controlId: huge })
+      ]
+    ) {
+      expect(toNodeError(error).message.length).toBeLessThan(quotedLength + 80)
+    }
+    expect(quote("line\r\nbreak\u2028")).toBe(JSON.stringify("line  break "))
+    expect(quote("a".repeat(quotedLength + 1))).toBe(JSON.stringify(`${"a".repeat(quotedLength)}…`))
+  })
+
+  it("never tells the secret store's reason or a provider's URL to the client", () => {
+    const message = toNodeError(new SecretStoreUnavailable({ reason: "EACCES /data/secrets.json" })).message
+    expect(message).not.toContain("secrets.json")
+  })
+
+  it.effect("`wire` turns a service call's domain failure into the route's wire error", () =>
+    Effect.gen(function*() {
+      const failure = yield* Effect.flip(wire(Effect.fail(new QuestionOpen({ questionId: "q1" }))))
+      expect([failure.status, failure.code]).toEqual([409, "QUESTION_OPEN"])
+      const handler = wired((id: string) => Effect.fail(new TilesOff()).pipe(Effect.as(id)))
+      const refused = yield* Effect.flip(handler("t1"))
+      expect([refused.status, refused.code]).toEqual([404, "MAP_TILES_OFF"])
+    }))
+})
