@@ -7,7 +7,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { chunkLimitBytes, defaultLimitBytes, messageLimitBytes, pickLimitBytes } from "../../src/node/http/Bodies.js"
+import {
+  chunkLimitBytes,
+  defaultLimitBytes,
+  messageLimitBytes,
+  pickLimitBytes,
+  rulesFor
+} from "../../src/node/http/Bodies.js"
 import { conversation, timeline } from "../support/NodeFixtures.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
@@ -239,4 +245,16 @@ describe("Node's own parser errors", () => {
       const response = yield* exchange(node.baseUrl, [head(["GET /health HTTP/1.1", `x-big: ${"b".repeat(20_000)}`])])
       expect(response.body.limitBytes).toBe(16_384)
     })))
+})
+
+describe("route limits by path", () => {
+  it("the route is found whatever form its target takes", () => {
+    expect(rulesFor("/conversations/c1/messages").limitBytes).toBe(messageLimitBytes)
+    expect(rulesFor("/conversations/c1/messages/stream?x=1").limitBytes).toBe(messageLimitBytes)
+    expect(rulesFor("http://127.0.0.1:8788/conversations/c1/messages").limitBytes).toBe(messageLimitBytes)
+    expect(rulesFor("/conversations/c1/widgets/w1/artifacts/pick").limitBytes).toBe(pickLimitBytes)
+    expect(rulesFor("/conversations/c1/widgets/w1/artifacts/a1/chunks").limitBytes).toBe(chunkLimitBytes)
+    expect(rulesFor("/conversations/c1/widgets/w1/artifacts").limitBytes).toBe(defaultLimitBytes)
+    expect(rulesFor("/conversations").limitBytes).toBe(defaultLimitBytes)
+  })
 })

@@ -30,10 +30,22 @@ const routeLimits: ReadonlyArray<readonly [RegExp, number]> = [
   [/^\/conversations\/[^/]+\/widgets\/[^/]+\/artifacts\/[^/]+\/chunks\/?$/, chunkLimitBytes]
 ]
 
-/** The body rules of a request URL (path and query). */
-export const rulesFor = (url: string): BodyRules => {
+/** The path of a request target: origin-form (`/a?b`) as browsers send it, or absolute-form (`http://h/a?b`). */
+const pathOf = (url: string): string => {
+  if (!url.startsWith("/")) {
+    try {
+      return new URL(url).pathname
+    } catch {
+      return url
+    }
+  }
   const query = url.indexOf("?")
-  const path = query === -1 ? url : url.slice(0, query)
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/** The body rules of a request's target. */
+export const rulesFor = (url: string): BodyRules => {
+  const path = pathOf(url)
   for (const [pattern, limitBytes] of routeLimits) {
     if (pattern.test(path)) return { limitBytes, maxDepth }
   }
