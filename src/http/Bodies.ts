@@ -91,6 +91,7 @@ const readBytes = (source: IncomingMessage, limitBytes: number) =>
     source.on("data", onData)
     source.once("end", onEnd)
     source.once("error", onError)
+    return Effect.sync(cleanup)
   })
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
