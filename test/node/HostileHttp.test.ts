@@ -71,6 +71,22 @@ describe("body limits", () => {
       yield* route.nothingStored
     })))
 
+  it.scoped("the body is read only once the route wants it: an oversized body without a token is 401", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const route = yield* messageRoute
+      const response = yield* Effect.promise(() =>
+        fetch(`${node.baseUrl}${route.path}`, {
+          method: "POST",
+          headers: json,
+          body: JSON.stringify({ text: "a".repeat(2 * 1024 * 1024) })
+        }).then(async (r) => ({ status: r.status, body: await r.json() }))
+      )
+      expect(response.status).toBe(401)
+      expect(response.body.code).toBe("UNAUTHENTICATED")
+      yield* route.nothingStored
+    })))
+
   it.scoped("a chunked body with no declared length is drained and answered, not reset", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode
