@@ -45,6 +45,12 @@ describe("decodeIssues", () => {
       expect(issue!.path.length).toBe(maxQuoted + 1)
     }))
 
+  it.effect("a value quoted elsewhere in a message is cut too", () =>
+    Effect.gen(function*() {
+      const [issue] = yield* issuesOf(Schema.Struct({ after: Schema.NumberFromString }), { after: "z".repeat(10_000) })
+      expect(issue!.message).toBe(`Unable to decode "${"z".repeat(maxQuoted)}…" into a number`)
+    }))
+
   it("short values are quoted whole", () => {
     expect(quote("short")).toBe("short")
   })

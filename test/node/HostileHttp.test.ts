@@ -80,7 +80,7 @@ describe("body limits", () => {
           method: "POST",
           headers: json,
           body: JSON.stringify({ text: "a".repeat(2 * 1024 * 1024) })
-        }).then(async (r) => ({ status: r.status, body: await r.json() }))
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as { readonly code?: string } }))
       )
       expect(response.status).toBe(401)
       expect(response.body.code).toBe("UNAUTHENTICATED")
