@@ -115,7 +115,9 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
   INVALID_INPUT: {
     field: Schema.optional(Schema.NullOr(Schema.String)),
     issues: Schema.optional(Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String }))),
-    reason: Schema.optional(Schema.String)
+    reason: Schema.optional(Schema.String),
+    /** A body, header or nesting over the node's limit: the limit it broke (README, "Request limits of the node"). */
+    limitBytes: Schema.optional(Schema.Int)
   },
   REFERENCE_NOT_AVAILABLE: {
     reference: Schema.Struct({ kind: Schema.String, id: Schema.String })

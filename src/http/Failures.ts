@@ -12,13 +12,35 @@ export interface Issue {
   readonly message: string
 }
 
+/** How much of a value sent by the client an error quotes back. */
+export const maxQuoted = 64
+
+/** A client's value cut to a short prefix: an error never echoes a large input back whole. */
+export const quote = (text: string): string => (text.length > maxQuoted ? `${text.slice(0, maxQuoted)}…` : text)
+
+/**
+ * Schema's messages end with the value they got (`Expected …, actual "…"`), whole: a
+ * 1 MB text over its maxLength came back in the answer. Only that quoted value is
+ * cut; what was expected stays whole.
+ */
+const cutActual = (message: string): string => {
+  const at = message.indexOf(", actual ")
+  return at === -1 ? message : message.slice(0, at + 9) + quote(message.slice(at + 9))
+}
+
+/** Other messages quote what they could not read (`Unable to decode "…" into a number`): long quotes are cut too. */
+const longQuote = new RegExp(String.raw`"((?:[^"\\]|\\.){${maxQuoted + 1},})"`, "g")
+
+const cutQuotes = (message: string): string =>
+  message.replace(longQuote, (_, inner: string) => `"${inner.slice(0, maxQuoted)}…"`)
+
 /**
  * The decoding issues with a dotted path each. An optional field that fails
  * also reports "Expected undefined" for its absent branch: noise to a client.
  */
 export const decodeIssues = (error: HttpApiError.HttpApiDecodeError): ReadonlyArray<Issue> =>
   error.issues
-    .map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }))
+    .map((issue) => ({ path: issue.path.map((key) => quote(String(key))).join("."), message: cutQuotes(cutActual(issue.message)) }))
     .filter((issue, _, all) =>
       !(issue.message.startsWith("Expected undefined") && all.some((other) => other !== issue && other.path === issue.path))
     )

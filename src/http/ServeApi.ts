@@ -1,18 +1,36 @@
 /** Serving an HttpApi the way both services do. */
 import { type HttpApi, HttpApiBuilder, HttpMiddleware, HttpRouter, HttpServer } from "@effect/platform"
-import { Layer } from "effect"
+import { Config, Effect, Layer } from "effect"
 
 /**
- * Serves an API on the provided HTTP server. Tracing is off, per request and for
- * SQL statements: nothing exports spans, and making them (with a stack trace
- * each) costs a good share of throughput. Path parameters may be long: a
- * 214-character scoped name is up to 642 characters URL-encoded.
+ * `CLARK_TRACING`: `off` (the default) or `on`, for both services. Off, no span
+ * is made, per request or per SQL statement: nothing exports them by default, and
+ * making them (with a stack trace each) costs a good share of throughput
+ * (docs/benchmarks.md, "Tracing"). On, every request gets its `http.server` span
+ * and the work under it (handlers, SQL) its child spans, for whatever tracer the
+ * program provides.
+ */
+export const TracingConfig = Config.literal("off", "on")("CLARK_TRACING").pipe(
+  Config.withDefault("off"),
+  Config.map((value) => value === "on")
+)
+
+/**
+ * Serves an API on the provided HTTP server, with tracing as configured. Path
+ * parameters may be long: a 214-character scoped name is up to 642 characters
+ * URL-encoded.
  */
 export const serveApi = <E, R>(api: Layer.Layer<HttpApi.Api, E, R>) =>
-  HttpApiBuilder.serve().pipe(
-    HttpServer.withLogAddress,
-    Layer.provide(api),
-    HttpMiddleware.withTracerDisabledWhen(() => true),
-    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 1024 })),
-    Layer.provide(Layer.setTracerEnabled(false))
-  )
+  Layer.unwrapEffect(Effect.map(TracingConfig, (tracing) => {
+    const served = HttpApiBuilder.serve().pipe(
+      HttpServer.withLogAddress,
+      Layer.provide(api),
+      Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 1024 }))
+    )
+    return tracing
+      ? served
+      : served.pipe(
+        HttpMiddleware.withTracerDisabledWhen(() => true),
+        Layer.provide(Layer.setTracerEnabled(false))
+      )
+  }))

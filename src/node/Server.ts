@@ -2,7 +2,6 @@
 import { type HttpApi, HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer, type Redacted } from "effect"
-import { createServer } from "node:http"
 import * as Identity from "../../layers/node/fs/Identity.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
 import * as MediaFetcher from "../../layers/node/media/MediaFetcher.js"
@@ -28,6 +27,7 @@ import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
+import { createServer } from "./http/ClientError.js"
 import { ErrorMappingLive } from "./http/ErrorMapping.js"
 
 export interface NodeOptions {

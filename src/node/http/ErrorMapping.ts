@@ -1,18 +1,26 @@
 /**
  * Every failure leaves the node as `{code, message, ...members}`: decoding
- * failures as 400 INVALID_INPUT naming the field, unknown routes as 404
- * RESOURCE_NOT_FOUND, defects as 500 INTERNAL without internals.
+ * failures and refused bodies as 400 INVALID_INPUT naming the field or the limit,
+ * unknown routes as 404 RESOURCE_NOT_FOUND, defects as 500 INTERNAL without
+ * internals.
  */
-import { HttpApiBuilder, type HttpApp, HttpIncomingMessage } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { HttpApiBuilder, type HttpApp, HttpMethod, HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
 import { NodeError, nodeError } from "../../../schema/node/Errors.js"
+import { BodyRefused, guarded } from "../../http/Bodies.js"
 import { type Classification, classify, namedPaths } from "../../http/Failures.js"
-
-/** Request bodies above this are refused (artifact chunks of 256 KiB travel as base64 inside JSON). */
-export const maxBodyBytes = 1024 * 1024
+import { rulesFor } from "./Bodies.js"
 
 const classification: Classification<NodeError> = {
-  declared: (reason) => (reason instanceof NodeError ? reason : undefined),
+  declared: (reason) =>
+    reason instanceof NodeError
+      ? reason
+      : reason instanceof BodyRefused
+      ? nodeError("INVALID_INPUT", reason.message, {
+        field: null,
+        ...(reason.limitBytes === undefined ? {} : { limitBytes: reason.limitBytes })
+      })
+      : undefined,
   invalid: (issues) => {
     const fields = namedPaths(issues)
     return nodeError("INVALID_INPUT", fields.length > 0 ? `Invalid input: ${fields.join(", ")}` : "Invalid input", {
@@ -21,16 +29,27 @@ const classification: Classification<NodeError> = {
     })
   },
   noRoute: () => nodeError("RESOURCE_NOT_FOUND", "No such route"),
-  unreadableBody: () => nodeError("INVALID_INPUT", "The request body could not be read as JSON within the size limit"),
+  unreadableBody: () => nodeError("INVALID_INPUT", "The request body could not be read"),
   internal: () => nodeError("INTERNAL", "Internal error")
 }
 
-/** The typed overload admits API-level errors only; every NodeError is declared somewhere, so the cast is sound. */
+/**
+ * Requests that may carry a body get it read by the node's own rules
+ * (src/http/Bodies.ts), lazily: only a route that takes a payload reads it, after
+ * authentication, as HttpApi would. GET routes run untouched.
+ *
+ * The typed overload admits API-level errors only; every NodeError is declared somewhere, so the cast is sound.
+ */
 export const ErrorMappingLive = HttpApiBuilder.middleware((app) =>
-  Effect.suspend(() => app).pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
-    Effect.catchAllCause((cause) =>
-      Effect.flatMap(classify(cause, classification), (error) => (error === undefined ? Effect.failCause(cause) : Effect.fail(error)))
-    )
-  ) as unknown as HttpApp.Default
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    (HttpMethod.hasBody(request.method)
+      ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, guarded(request, rulesFor(request.url)))
+      : app).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.flatMap(
+            classify(cause, classification),
+            (error) => (error === undefined ? Effect.failCause(cause) : Effect.fail(error))
+          )
+        )
+      )) as unknown as HttpApp.Default
 )

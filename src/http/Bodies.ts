@@ -1,0 +1,226 @@
+/**
+ * JSON request bodies read by our own rules instead of the platform's: a
+ * per-route byte limit answered without cutting the connection, JSON as the
+ * only media type, strict UTF-8, and a bounded nesting depth.
+ *
+ * The platform reads a body with a byte limit by destroying the request stream
+ * once the limit is passed, which destroys the socket: the client sees a reset
+ * instead of an answer. Here a body over the limit is never destroyed: when its
+ * declared length is already too large it is not read at all (Node discards the
+ * rest once the response is written, keeping the connection), and a chunked one
+ * is drained without being kept, so the client that is still sending reads a
+ * complete answer.
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Schema } from "effect"
+import type { IncomingMessage } from "node:http"
+
+/** Why a body was refused; knows no HTTP status (each API maps it to its own envelope). */
+export class BodyRefused extends Schema.TaggedError<BodyRefused>()("BodyRefused", {
+  reason: Schema.Literal("too-large", "media-type", "encoding", "syntax", "too-deep", "unreadable"),
+  message: Schema.String,
+  /** The route's limit, when the body was too large. */
+  limitBytes: Schema.optional(Schema.Number)
+}) {}
+
+export interface BodyRules {
+  /** Bytes on the wire, before decoding. */
+  readonly limitBytes: number
+  /** Nesting of arrays and objects, the body itself being level 1. */
+  readonly maxDepth: number
+}
+
+/**
+ * A body this far past the limit is not drained: the connection is cut once the
+ * answer is written (a client may see a reset then). Draining costs the node only
+ * reading and dropping bytes, so the bound is generous.
+ */
+const maxDrainBytes = 64 * 1024 * 1024
+
+/** `application/json`, optionally with a UTF-8 charset: the only media type a JSON route reads. */
+const jsonMediaType = /^application\/json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i
+
+const refused = (reason: BodyRefused["reason"], message: string, limitBytes?: number) =>
+  new BodyRefused({ reason, message, ...(limitBytes === undefined ? {} : { limitBytes }) })
+
+const tooLarge = (limitBytes: number) =>
+  refused("too-large", `The request body is larger than this route's limit of ${limitBytes} bytes`, limitBytes)
+
+const tooDeep = (maxDepth: number) =>
+  refused("too-deep", `The request body is nested deeper than ${maxDepth} levels`)
+
+/** Lets the rest of a refused body flow into nothing; past `maxDrainBytes` the connection is cut. */
+const drain = (source: IncomingMessage, alreadyRead: number) => {
+  let bytes = alreadyRead
+  source.on("data", (chunk: Buffer) => {
+    bytes += chunk.length
+    if (bytes > maxDrainBytes) source.destroy()
+  })
+  source.resume()
+}
+
+/** The body's bytes, at most `limitBytes` of them; a longer body is drained and refused. */
+const readBytes = (source: IncomingMessage, limitBytes: number) =>
+  Effect.async<Buffer, BodyRefused>((resume) => {
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes > limitBytes) {
+        cleanup()
+        drain(source, bytes)
+        resume(Effect.fail(tooLarge(limitBytes)))
+      } else {
+        chunks.push(chunk)
+      }
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, bytes)))
+    }
+    const onError = () => {
+      cleanup()
+      resume(Effect.fail(refused("unreadable", "The request body could not be read")))
+    }
+    const cleanup = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    return Effect.sync(cleanup)
+  })
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+
+/**
+ * Arrays and objects deeper than `maxDepth`, or a NUL in any string or key.
+ * Iterative, so a hostile depth cannot overflow the stack here; every decoder and
+ * formatter after it walks recursively, hence the bound.
+ */
+const inspect = (value: unknown, maxDepth: number): BodyRefused | undefined => {
+  const stack: Array<readonly [unknown, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!
+    if (typeof current === "string") {
+      if (current.includes("\u0000")) return refused("encoding", "The request body contains a NUL character")
+    } else if (typeof current === "object" && current !== null) {
+      if (depth > maxDepth) return tooDeep(maxDepth)
+      if (Array.isArray(current)) {
+        for (const item of current) stack.push([item, depth + 1])
+      } else {
+        for (const [key, item] of Object.entries(current)) {
+          if (key.includes("\u0000")) return refused("encoding", "The request body contains a NUL character")
+          stack.push([item, depth + 1])
+        }
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `maxDepth`, found
+ * before parsing: V8 parses a megabyte of `[[[…]]]` in about a second, thirty
+ * times what a megabyte of ordinary JSON costs. Strings are skipped with
+ * `indexOf`, so a body that is mostly one base64 string costs next to nothing.
+ * Text that is not JSON may be misjudged; the parser refuses it anyway.
+ */
+export const nestedDeeperThan = (text: string, maxDepth: number): boolean => {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // The closing quote: the next one not escaped by an odd run of backslashes.
+      for (;;) {
+        const close = text.indexOf("\"", i + 1)
+        if (close === -1) return false
+        let backslashes = 0
+        while (text.charCodeAt(close - 1 - backslashes) === 0x5C) backslashes++
+        i = close
+        if (backslashes % 2 === 0) break
+      }
+    } else if (c === 0x5B || c === 0x7B) {
+      if (++depth > maxDepth) return true
+    } else if (c === 0x5D || c === 0x7D) {
+      depth--
+    }
+  }
+  return false
+}
+
+/** Bytes to a JSON value; an empty body is `{}`, so a route whose fields are all optional takes no body. */
+export const parse = (bytes: Uint8Array, maxDepth: number): Effect.Effect<unknown, BodyRefused> => {
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    return Effect.fail(refused("encoding", "The request body is not valid UTF-8"))
+  }
+  if (text.charCodeAt(0) === 0xFEFF) return Effect.fail(refused("encoding", "The request body starts with a byte order mark"))
+  if (text.trim() === "") return Effect.succeed({})
+  if (nestedDeeperThan(text, maxDepth)) return Effect.fail(tooDeep(maxDepth))
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    // V8's message quotes the input; the client has it already.
+    return Effect.fail(refused("syntax", "The request body is not valid JSON"))
+  }
+  const problem = inspect(value, maxDepth)
+  return problem === undefined ? Effect.succeed(value) : Effect.fail(problem)
+}
+
+const contentLength = (source: IncomingMessage): number | undefined => {
+  const header = source.headers["content-length"]
+  return header === undefined ? undefined : Number(header)
+}
+
+/** The checked JSON body of a Node request under `rules`. */
+export const readJson = (source: IncomingMessage, rules: BodyRules): Effect.Effect<unknown, BodyRefused> =>
+  Effect.suspend(() => {
+    const declared = contentLength(source)
+    const empty = declared === 0 || (declared === undefined && source.headers["transfer-encoding"] === undefined)
+    if (empty) return Effect.succeed({})
+    const mediaType = source.headers["content-type"]
+    if (mediaType === undefined || !jsonMediaType.test(mediaType)) {
+      drain(source, 0)
+      return Effect.fail(refused("media-type", "The request body must be application/json (UTF-8)"))
+    }
+    // Refused before reading; the bytes still arriving are dropped, so the connection stays usable.
+    if (declared !== undefined && declared > rules.limitBytes) {
+      drain(source, 0)
+      return Effect.fail(tooLarge(rules.limitBytes))
+    }
+    return Effect.flatMap(readBytes(source, rules.limitBytes), (bytes) => parse(bytes, rules.maxDepth))
+  })
+
+/**
+ * The request with its body read by `readJson`, once, whatever way a route asks
+ * for it. A refusal is a defect of the body effect (HttpApi dies on body failures
+ * anyway), found by the error mapping in the cause. Everything else, the Node
+ * request and response included, is the original request's (prototype
+ * delegation), so streaming responses and socket access keep working.
+ */
+export const guarded = (
+  request: HttpServerRequest.HttpServerRequest,
+  rules: BodyRules
+): HttpServerRequest.HttpServerRequest => {
+  const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage | undefined
+  if (source === undefined) return request
+  const json = Effect.runSync(Effect.cached(Effect.orDie(readJson(source, rules))))
+  const notJson = Effect.zipRight(
+    json,
+    Effect.die(refused("media-type", "The request body must be application/json (UTF-8)"))
+  )
+  return Object.create(request, {
+    json: { value: json },
+    text: { value: Effect.map(json, (value) => JSON.stringify(value)) },
+    urlParamsBody: { value: notJson },
+    arrayBuffer: { value: notJson },
+    multipart: { value: notJson }
+  }) as HttpServerRequest.HttpServerRequest
+}
