@@ -3,9 +3,9 @@
  * its log and reply; followers read the log once, then take live events from
  * the turn's PubSub, so a late joiner misses nothing and sees nothing twice.
  */
-import { Chunk, type Deferred, Effect, type Fiber, Option, PubSub, Queue, Stream } from "effect"
+import { Channel, Chunk, type Deferred, Effect, type Fiber, Option, PubSub, Queue, Scope, Stream } from "effect"
 import type { Block, MessageResult, TimelineEntry } from "../../../schema/node/Conversation.js"
-import type { Channel, Surface } from "../../../schema/node/Security.js"
+import type { Channel as InputChannel, Surface } from "../../../schema/node/Security.js"
 import type { Phase, Route } from "../../../services/node/Steering.js"
 import type { TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
 
@@ -15,7 +15,7 @@ export interface Turn {
   readonly taskId: string
   readonly conversationId: string
   readonly origin: Surface
-  readonly channel: Channel
+  readonly channel: InputChannel
   readonly route: Route
   readonly userMessageId: string
   readonly assistantMessageId: string
@@ -70,15 +70,18 @@ const maxChunk = 256
 
 /**
  * The events of a turn after `afterSeq`, ending with its `done`. It subscribes to the live events before it reads
- * the log, so nothing falls between the two; what is in both is dropped by its seq. One pull step rather than a
- * pipeline of stages (replay, concat, filter, take-until): each stage costs a channel step per event, and at 500
- * streams that doubled the node's CPU per delta.
+ * the log, so nothing falls between the two; what is in both is dropped by its seq.
+ *
+ * One channel, written out: subscribe, then a loop of pulls, each writing the events that arrived together. Stream
+ * combinators here (unwrapScoped, concat, filter, takeUntil) each cost a channel step per event, and a flattening
+ * step more than one; at 100 streams they doubled the node's CPU per delta against the callbacks they replaced.
  */
-export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =>
-  Stream.unwrapScoped(Effect.map(PubSub.subscribe(turn.live), (live) => {
+export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> => {
+  const subscribed = Effect.flatMap(Scope.make(), (scope) =>
+    Effect.map(Scope.extend(PubSub.subscribe(turn.live), scope), (live) => ({ scope, live })))
+  return Stream.fromChannel(Channel.flatMap(Channel.fromEffect(subscribed), ({ live, scope }) => {
     let seen = afterSeq
     let ended = false
-    let replay: ReadonlyArray<TurnEvent> | undefined = turn.log
     const fresh = (events: Iterable<TurnEvent>) => {
       const out: Array<TurnEvent> = []
       for (const event of events) {
@@ -92,21 +95,20 @@ export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =
       }
       return out
     }
-    const pull: Effect.Effect<Chunk.Chunk<TurnEvent>, Option.Option<never>> = Effect.suspend(() => {
-      if (ended) return Effect.fail(Option.none())
-      if (replay !== undefined) {
-        const logged = fresh(replay)
-        replay = undefined
-        if (logged.length > 0) return Effect.succeed(Chunk.unsafeFromArray(logged))
-      }
-      if (Option.getOrElse(live.unsafeSize(), () => 0) > maxBacklog) return Effect.fail(Option.none())
-      return Effect.flatMap(Queue.takeBetween(live, 1, maxChunk), (chunk) => {
-        const events = fresh(chunk)
-        return events.length === 0 ? pull : Effect.succeed(Chunk.unsafeFromArray(events))
-      })
+    const live$ = (): Channel.Channel<Chunk.Chunk<TurnEvent>> =>
+      ended || Option.getOrElse(live.unsafeSize(), () => 0) > maxBacklog
+        ? Channel.void
+        : Channel.flatMap(Channel.fromEffect(Queue.takeBetween(live, 1, maxChunk)), (chunk) => {
+          const events = fresh(chunk)
+          return events.length === 0 ? live$() : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), live$())
+        })
+    const logged = Channel.suspend(() => {
+      const events = fresh(turn.log)
+      return events.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(events))
     })
-    return Stream.repeatEffectChunkOption(pull)
+    return Channel.ensuringWith(Channel.zipRight(logged, Channel.suspend(live$)), (exit) => Scope.close(scope, exit))
   }))
+}
 
 export const textOf = (blocks: ReadonlyArray<Block>) =>
   blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("")

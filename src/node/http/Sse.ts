@@ -5,8 +5,9 @@
 import { Sse } from "@effect/experimental"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Chunk, Effect, Stream } from "effect"
+import { Channel, Chunk, Effect, Stream } from "effect"
 import type { ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import type { TurnEvent } from "../../../services/node/TurnEngine.js"
 
 export const encodeEvent = (event: TurnEvent): string =>
@@ -23,32 +24,39 @@ const utf8 = new TextEncoder()
 const opening = Chunk.of(utf8.encode(": connected\n\n"))
 
 /**
- * The response that follows a turn: its events SSE-encoded, the events that arrived together written as one piece.
- * The stream runs on the request's fiber: a client that leaves interrupts it, and with it only its own subscription;
- * the turn goes on.
- *
- * The bytes are one step pulling from the events: the response asks it for the next piece only after writing the
- * previous one, and that is where it uncorks the socket. Node's `ServerResponse.write` corks the socket and uncorks
- * it on `process.nextTick`, which runs only once the microtask queue is empty; with Effect's scheduler running every
- * ready fiber in microtasks, an event would otherwise wait for all of that work (other turns starting, SQL) before
- * it left.
+ * The SSE bytes of a turn's events, as one channel step: the opening comment, then each piece of events that arrived
+ * together encoded as one write. The response asks this step for its next piece only after writing the previous
+ * one, and that is where the step uncorks the socket: Node's `ServerResponse.write` corks it and uncorks it on
+ * `process.nextTick`, which runs only once the microtask queue is empty; with Effect's scheduler running every ready
+ * fiber in microtasks, an event would otherwise wait for all of that work (other turns starting, SQL) to leave.
+ */
+const encoder = (socket: Socket | undefined) => {
+  const uncorked = <A>(next: () => A) => {
+    if (socket?.writableCorked) socket.uncork()
+    return next()
+  }
+  const loop: Channel.Channel<Chunk.Chunk<Uint8Array>, Chunk.Chunk<TurnEvent>, never, never, unknown, unknown> = Channel
+    .readWithCause({
+      onInput: (events: Chunk.Chunk<TurnEvent>) =>
+        Channel.zipRight(
+          Channel.write(Chunk.of(utf8.encode(Chunk.join(Chunk.map(events, encodeEvent), "")))),
+          Channel.suspend(() => uncorked(() => loop))
+        ),
+      onFailure: Channel.failCause,
+      onDone: () => Channel.void
+    })
+  return Channel.zipRight(Channel.write(opening), Channel.suspend(() => uncorked(() => loop)))
+}
+
+/**
+ * The response that follows a turn. The stream runs on the request's fiber: a client that leaves interrupts it, and
+ * with it only its own subscription; the turn goes on.
  */
 export const response = (events: Stream.Stream<TurnEvent>) =>
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     // Undefined when the request did not come through Node's HTTP server.
     const socket = (NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined)?.socket ?? undefined
-    const bytes = Stream.unwrapScoped(Effect.map(Stream.toPull(events), (next) => {
-      let opened = false
-      return Stream.repeatEffectChunkOption(Effect.suspend(() => {
-        if (!opened) {
-          opened = true
-          return Effect.succeed(opening)
-        }
-        if (socket?.writableCorked) socket.uncork()
-        return Effect.map(next, (chunk) => Chunk.of(utf8.encode(Chunk.join(Chunk.map(chunk, encodeEvent), ""))))
-      }))
-    }))
-    return HttpServerResponse.stream(bytes, {
+    return HttpServerResponse.stream(Stream.pipeThroughChannel(events, encoder(socket)), {
       contentType: "text/event-stream",
       headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
     })
