@@ -11,7 +11,7 @@ import * as path from "node:path"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { type SseEvent, TestNode } from "../support/NodeServer.js"
-import { conversation, hasEvent, pause, textOf } from "../support/NodeFixtures.js"
+import { conversation, hasEvent, textOf } from "../support/NodeFixtures.js"
 
 const hostControlWait = Duration.seconds(5)
 
@@ -139,12 +139,13 @@ describe("host-control through the streaming route", () => {
 
       // Not yet: just under the wait, the turn is still waiting for the app.
       yield* TestClock.adjust(Duration.subtract(hostControlWait, Duration.millis(1)))
-      yield* pause(50)
+      // A round trip to the server: whatever the clock woke has run and written by the time it answers.
+      yield* node.request("GET", "/health")
       expect(stream.events.map((e) => e.event)).toEqual(["tool-start", "host-control"])
 
       for (let i = 0; i < 20 && !hasEvent("done")(stream.events); i++) {
         yield* TestClock.adjust(hostControlWait)
-        yield* pause(20)
+        yield* node.request("GET", "/health")
       }
       const events = yield* stream.ended
       expect(events.map((e) => e.event)).toEqual(["tool-start", "host-control", "tool-end", "delta", "done"])
