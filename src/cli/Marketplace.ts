@@ -78,7 +78,8 @@ const seed = Command.make("seed", {
     if (Option.isSome(options.synthetic)) {
       const count = options.synthetic.value
       if (count < 1 || count > 1_000_000) return yield* Effect.fail(new Error("--synthetic must be 1 to 1,000,000"))
-      const { SingleBar } = yield* Effect.promise(() => import("cli-progress"))
+      // A CommonJS module: its exports are the default export, unbundled and bundled alike.
+      const { SingleBar } = (yield* Effect.promise(() => import("cli-progress"))).default
       const bar = new SingleBar({ format: "synthetic packages [{bar}] {value}/{total} {eta_formatted} left" })
       bar.start(count, 0)
       const written = yield* Admin.seedSynthetic(count, (n) => Effect.sync(() => bar.update(n))).pipe(
