@@ -7,6 +7,8 @@
  * machine before any command ran). One module graph flattened by esbuild, with the unused exports of those
  * side-effect-free packages left out, loads in a fraction of that. Code splitting keeps each command's
  * `import()` (Lazy.ts) and each model provider's its own chunk, loaded only when it runs.
+ *
+ * For profiling: BUNDLE_MINIFY=0 keeps the code readable, BUNDLE_METAFILE=FILE writes esbuild's metafile.
  */
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
@@ -69,7 +71,6 @@ const barrelImports = {
   }
 }
 
-fs.rmSync(outdir, { recursive: true, force: true })
 /**
  * The Node HTTP server module imports the Node HTTP client only for its `layerTest`, and that client
  * evaluates `undici` (about 700 KiB) as it loads. The server gets a stand-in; the model providers, which do
@@ -112,7 +113,17 @@ const result = await esbuild.build({
   legalComments: "none",
   plugins: [barrelImports, serverWithoutClient],
   logLevel: "warning",
-  metafile: process.env.BUNDLE_METAFILE !== undefined
+  metafile: true
 })
+/**
+ * Chunks are named by their content and a running `clark` imports some only when it needs them (a command,
+ * a model provider, the node's tiles and media): the chunks of earlier builds stay a day, so a node started
+ * before a rebuild can still load them. Older ones are removed.
+ */
+const written = new Set(Object.keys(result.metafile.outputs).map((file) => path.resolve(root, file)))
+for (const name of fs.readdirSync(outdir)) {
+  const file = path.join(outdir, name)
+  if (!written.has(file) && Date.now() - fs.statSync(file).mtimeMs > 24 * 60 * 60 * 1000) fs.rmSync(file)
+}
 // BUNDLE_METAFILE=FILE writes what went into each chunk, for esbuild's analyser.
-if (result.metafile !== undefined) fs.writeFileSync(process.env.BUNDLE_METAFILE, JSON.stringify(result.metafile))
+if (process.env.BUNDLE_METAFILE !== undefined) fs.writeFileSync(process.env.BUNDLE_METAFILE, JSON.stringify(result.metafile))
