@@ -3,14 +3,24 @@
  * derived from its HttpApi contract: search, package detail, install
  * coordinates, the signed-in account, and the curator's commands.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { CollectionCommand } from "../../schema/marketplace/Catalog.js"
 import { CurationStatus, Isolation, Sort } from "../../schema/marketplace/Package.js"
-import { type MarketClient, request } from "./market/Client.js"
+import { load } from "./Lazy.js"
+import type { Call, MarketClient } from "./market/Client.js"
 import * as Render from "./market/Render.js"
 import { connectionOptions, type ConnectionOptions, defaultMarketplaceUrl } from "./market/Settings.js"
+
+/**
+ * Calls the marketplace and prints the result. The typed client and the contract it is derived from are
+ * imported when a command runs (Lazy.ts).
+ */
+const request = <A, E>(options: ConnectionOptions, call: Call<A, E>, render: (result: A) => string) =>
+  load(() => import("./market/Client.js"), (Client) => Client.request(options, call, render))
 
 type Given<F> = { [K in keyof F]?: F[K] extends Option.Option<infer V> ? V : never }
 

@@ -1,32 +1,33 @@
-/** `clark marketplace …`: serve the marketplace and administer its database. */
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+/**
+ * `clark marketplace …`: serve the marketplace and administer its database. The server, the SQL clients,
+ * the importer and the seed data are imported when a command uses them (Lazy.ts).
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { Console, Effect, Layer, Option } from "effect"
-import { SingleBar } from "cli-progress"
-import * as Database from "../../layers/marketplace/sql/Database.js"
-import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImporter.js"
-import { importDocument, seedDemo, seedDemoIfEmpty, seedSynthetic } from "../marketplace/admin/Admin.js"
-import * as Server from "../marketplace/Server.js"
+import type { SqlClient } from "@effect/sql"
+import * as Lazy from "./Lazy.js"
 import { accountCommands } from "./MarketplaceAccounts.js"
+
+const adminModule = () => import("../marketplace/admin/Admin.js")
 
 const database = Options.text("database").pipe(
   Options.withDescription("sqlite:PATH or postgres://… (default: MARKETPLACE_DATABASE, else sqlite:./data/marketplace.db)"),
   Options.optional
 )
 
-const databaseLayer = (option: Option.Option<string>) =>
-  Option.match(option, {
-    onNone: () => Database.layerConfig,
-    onSome: (value) => {
-      const url = Database.parseDatabaseUrl(value)
-      return url === undefined
-        ? Layer.die(new Error("--database must be sqlite:PATH or postgres://…"))
-        : Database.layer(url)
-    }
-  })
+const databaseLayer = (option: Option.Option<string>): Layer.Layer<SqlClient.SqlClient> =>
+  Lazy.layer(() => import("./marketplace/Database.js"), (Database) => Database.databaseLayer(option))
+
+const importerLayer = Lazy.layer(
+  () => import("../../layers/marketplace/sql/SqlCatalogImporter.js"),
+  (SqlCatalogImporter) => SqlCatalogImporter.layer
+)
 
 const withImporter = (option: Option.Option<string>) =>
-  Effect.provide(SqlCatalogImporter.layer.pipe(Layer.provideMerge(databaseLayer(option))))
+  Effect.provide(importerLayer.pipe(Layer.provideMerge(databaseLayer(option))))
 
 const serve = Command.make("serve", {
   database,
@@ -37,10 +38,13 @@ const serve = Command.make("serve", {
   )
 }, (options) =>
   Effect.gen(function*() {
+    const Server = yield* Effect.promise(() => import("../marketplace/Server.js"))
     const listen = yield* Server.ListenConfig
     const db = databaseLayer(options.database)
     if (options.seedDemo) {
-      const seeded = yield* seedDemoIfEmpty.pipe(Effect.provide(SqlCatalogImporter.layer.pipe(Layer.provide(db))))
+      const seeded = yield* Lazy.load(adminModule, (Admin) => Admin.seedDemoIfEmpty).pipe(
+        Effect.provide(importerLayer.pipe(Layer.provide(db)))
+      )
       if (seeded) yield* Effect.logInfo("Seeded the demo catalogue")
     }
     yield* Layer.launch(
@@ -66,16 +70,19 @@ const seed = Command.make("seed", {
   )
 }, (options) =>
   Effect.gen(function*() {
+    const Admin = yield* Effect.promise(adminModule)
     if (options.demo) {
-      const counts = yield* seedDemo
+      const counts = yield* Admin.seedDemo
       yield* Console.log(`Demo catalogue loaded: ${JSON.stringify(counts)}`)
     }
     if (Option.isSome(options.synthetic)) {
       const count = options.synthetic.value
       if (count < 1 || count > 1_000_000) return yield* Effect.fail(new Error("--synthetic must be 1 to 1,000,000"))
+      // A CommonJS module: its exports are the default export, unbundled and bundled alike.
+      const { SingleBar } = (yield* Effect.promise(() => import("cli-progress"))).default
       const bar = new SingleBar({ format: "synthetic packages [{bar}] {value}/{total} {eta_formatted} left" })
       bar.start(count, 0)
-      const written = yield* seedSynthetic(count, (n) => Effect.sync(() => bar.update(n))).pipe(
+      const written = yield* Admin.seedSynthetic(count, (n) => Effect.sync(() => bar.update(n))).pipe(
         Effect.ensuring(Effect.sync(() => bar.stop()))
       )
       yield* Console.log(`${written} synthetic packages written`)
@@ -93,7 +100,7 @@ const importFile = Command.make("import", { database, file: Args.file({ name: "F
       try: () => JSON.parse(text) as unknown,
       catch: (error) => new Error(`${options.file} is not JSON: ${(error as Error).message}`)
     })
-    const counts = yield* importDocument(input).pipe(
+    const counts = yield* Lazy.load(adminModule, (Admin) => Admin.importDocument(input)).pipe(
       Effect.catchTag("ImportRejected", (e) => Effect.fail(new Error(`Import refused at ${e.path}: ${e.message}`)))
     )
     yield* Console.log(`Imported: ${JSON.stringify(counts)}`)

@@ -1,13 +1,16 @@
 /** `clark marketplace admin user|token|oauth-token|session|publisher …`: accounts and credentials, directly on the database. */
-import { Args, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import type { SqlClient } from "@effect/sql"
 import { Clock, Console, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
-import * as SqlAccounts from "../../layers/marketplace/sql/SqlAccounts.js"
-import * as SqlCredentials from "../../layers/marketplace/sql/SqlCredentials.js"
 import { Role, Scope } from "../../schema/marketplace/Account.js"
 import { AccountStore, type PublisherRole, type UnknownPublisher } from "../../services/marketplace/Accounts.js"
 import { Credentials, type ScopeNotAllowed, type UnknownUser } from "../../services/marketplace/Credentials.js"
 import { apiAudience, SettingsConfig } from "../marketplace/Settings.js"
+import * as Lazy from "./Lazy.js"
 
 type DatabaseLayer = (option: Option.Option<string>) => Layer.Layer<SqlClient.SqlClient>
 
@@ -15,8 +18,13 @@ type DatabaseLayer = (option: Option.Option<string>) => Layer.Layer<SqlClient.Sq
 const withSql = <ROut>(service: Layer.Layer<ROut, never, SqlClient.SqlClient>) =>
 (database: Layer.Layer<SqlClient.SqlClient>) => Effect.provide(service.pipe(Layer.provide(database)))
 
-export const withCredentials = withSql(SqlCredentials.layer)
-const withAccounts = withSql(SqlAccounts.layer)
+// The SQL layers are imported when a command runs (Lazy.ts).
+export const withCredentials = withSql(
+  Lazy.layer(() => import("../../layers/marketplace/sql/SqlCredentials.js"), (SqlCredentials) => SqlCredentials.layer)
+)
+const withAccounts = withSql(
+  Lazy.layer(() => import("../../layers/marketplace/sql/SqlAccounts.js"), (SqlAccounts) => SqlAccounts.layer)
+)
 
 const email = Options.text("email").pipe(Options.withDescription("the account's email"))
 

@@ -1,5 +1,5 @@
 /** `clark node …`: run the local node and talk to it. */
-import { Command } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
 import { conversations, send, stop } from "./NodeClient.js"
 import { serve } from "./NodeServe.js"
 

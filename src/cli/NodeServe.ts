@@ -1,12 +1,13 @@
-/** `clark node serve`: run the local node on a data dir. */
-import { Command, Options } from "@effect/cli"
-import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
+/** `clark node serve`: run the local node on a data dir. What it runs is in node/Serve.ts, loaded when it runs. */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as os from "node:os"
 import * as path from "node:path"
-import { generateAppSecret } from "../../layers/node/fs/Identity.js"
-import * as Scripted from "../../layers/node/model/Scripted.js"
-import { layerFromSpec, ModelConfig, modelApis } from "../../layers/node/model/Select.js"
-import * as Server from "../node/Server.js"
+import { modelApis } from "../../layers/node/model/Select.js"
+import { load } from "./Lazy.js"
 
 export const DataDirConfig = Config.string("CC_DATA_DIR").pipe(
   Config.withDefault(path.join(os.homedir(), ".clark", "node"))
@@ -20,7 +21,7 @@ export const dataDirOption = Options.directory("data-dir").pipe(
 export const resolveDataDir = (option: Option.Option<string>) =>
   Option.match(option, { onNone: () => DataDirConfig, onSome: (dir) => Effect.succeed(dir) })
 
-export const serve = Command.make("serve", {
+export const serveOptions = {
   dataDir: dataDirOption,
   host: Options.text("host").pipe(Options.withDescription("default: CC_HOST, else 127.0.0.1"), Options.optional),
   port: Options.integer("port").pipe(Options.withDescription("default: CC_PORT, else 8788"), Options.optional),
@@ -38,34 +39,12 @@ export const serve = Command.make("serve", {
     ),
     Options.optional
   )
-}, (options) =>
-  Effect.gen(function*() {
-    const dataDir = path.resolve(yield* resolveDataDir(options.dataDir))
-    const listen = yield* Server.ListenConfig
-    const modelConfig = yield* ModelConfig
-    const configuredSecret = yield* Config.option(Config.redacted("CC_APP_SECRET"))
-    const appSecret = Option.getOrElse(
-      Option.filter(configuredSecret, (s) => Redacted.value(s).length > 0),
-      generateAppSecret
-    )
-    if (Option.isNone(configuredSecret)) {
-      // Printed once, for the launcher that started the node; it is never logged.
-      yield* Console.log(`CC_APP_SECRET=${Redacted.value(appSecret)}`)
-    }
-    const model = layerFromSpec(Option.getOrUndefined(options.model), {
-      baseUrl: Option.getOrElse(options.modelBaseUrl, () => modelConfig.baseUrl),
-      modelApi: Option.getOrElse(options.modelApi, () => modelConfig.modelApi),
-      openAiKey: modelConfig.openAiKey,
-      anthropicKey: modelConfig.anthropicKey,
-      scripted: Scripted.layer
-    }).pipe(Layer.orDie)
-    yield* Layer.launch(
-      Server.serve({
-        dataDir,
-        appSecret,
-        model,
-        host: Option.getOrElse(options.host, () => listen.host),
-        port: Option.getOrElse(options.port, () => listen.port)
-      })
-    )
-  })).pipe(Command.withDescription("Run the local node"))
+}
+
+export type ServeOptions = Command.Command.ParseConfig<typeof serveOptions>
+
+export const serve = Command.make(
+  "serve",
+  serveOptions,
+  (options) => load(() => import("./node/Serve.js"), (Serve) => Serve.run(options))
+).pipe(Command.withDescription("Run the local node"))

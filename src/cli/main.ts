@@ -1,19 +1,28 @@
-/** The `clark` command. */
-import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer } from "effect"
+/**
+ * The `clark` command. Only the commands' descriptions are loaded here; what a command runs is imported
+ * when it runs (Lazy.ts), and `bin/clark.js` answers `--version` before loading this at all.
+ */
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Logging } from "./Logging.js"
 import { market } from "./Market.js"
 import { foldInstallVersion } from "./market/InstallVersion.js"
 import { marketplace } from "./Marketplace.js"
 import { node } from "./Node.js"
 
+export const version = "0.1.0"
+
 const clark = Command.make("clark").pipe(
   Command.withDescription("Clark: package marketplace, local node and their command line"),
   Command.withSubcommands([marketplace, node, market])
 )
 
-const run = Command.run(clark, { name: "clark", version: "0.1.0" })
+const run = Command.run(clark, { name: "clark", version })
 
 /** An expected failure prints its message (no stack) and exits non-zero; the CLI itself reports bad arguments. */
 const reportFailure = (error: unknown) =>

@@ -4,18 +4,16 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer, type Redacted } from "effect"
 import * as Identity from "../../layers/node/fs/Identity.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
-import * as MediaFetcher from "../../layers/node/media/MediaFetcher.js"
-import * as MediaResolver from "../../layers/node/media/Resolver.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
 import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
-import * as NodeMapTiles from "../../layers/node/tiles/MapTiles.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import { NodeApi } from "../../schema/node/Api.js"
-import type { MapTiles } from "../../services/node/MapTiles.js"
+import { MapTiles } from "../../services/node/MapTiles.js"
+import { MediaFetcher } from "../../services/node/MediaFetcher.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
 import type { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import type { SecretBroker } from "../../services/node/SecretBroker.js"
@@ -29,6 +27,7 @@ import { PublicLive } from "./handlers/Public.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
 import { createServer } from "./http/ClientError.js"
 import { ErrorMappingLive } from "./http/ErrorMapping.js"
+import { onFirstUse } from "./OnFirstUse.js"
 
 export interface NodeOptions {
   readonly dataDir: string
@@ -51,9 +50,25 @@ export const ServicesLive = (options: NodeOptions) => {
   ).pipe(Layer.provideMerge(database))
   const secrets = FileSecretBroker.layer(options.dataDir)
   // The same `stores` and `secrets` values below: layers are shared by reference, so one database, one broker.
-  const tiles = (options.mapTiles ?? NodeMapTiles.layer).pipe(Layer.provide(Layer.merge(stores, secrets)))
+  // Tiles and media are built by the first request that uses them (OnFirstUse.ts).
+  const tiles = onFirstUse(
+    MapTiles,
+    () =>
+      options.mapTiles !== undefined
+        ? Promise.resolve(options.mapTiles)
+        : import("../../layers/node/tiles/MapTiles.js").then((NodeMapTiles) => NodeMapTiles.layer),
+    (service) => MapTiles.of({ tile: (z, x, y) => Effect.flatMap(service, (tiles) => tiles.tile(z, x, y)) })
+  ).pipe(Layer.provide(Layer.merge(stores, secrets)))
   // Used when the audio player is placed; it stores what it fetched as a conversation artifact.
-  const media = MediaFetcher.layerConfig().pipe(Layer.provide(MediaResolver.layerSystem), Layer.provide(stores))
+  const media = onFirstUse(
+    MediaFetcher,
+    () =>
+      Promise.all([import("../../layers/node/media/MediaFetcher.js"), import("../../layers/node/media/Resolver.js")])
+        .then(([NodeMediaFetcher, MediaResolver]) =>
+          NodeMediaFetcher.layerConfig().pipe(Layer.provide(MediaResolver.layerSystem))
+        ),
+    (service) => MediaFetcher.of({ fetchAudio: (input) => Effect.flatMap(service, (media) => media.fetchAudio(input)) })
+  ).pipe(Layer.provide(stores))
   const base = Layer.mergeAll(
     stores,
     secrets,

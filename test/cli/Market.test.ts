@@ -1,7 +1,7 @@
 /**
  * The real `clark market` client, end to end: a marketplace server started in
  * this process on SQLite, and each command run as its own process
- * (`node --import tsx src/cli/main.ts market …`) with a clean environment whose
+ * (the compiled `node bin/clark.js market …`) with a clean environment whose
  * HOME and XDG_CONFIG_HOME point into a temporary directory.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"

@@ -1,6 +1,6 @@
 /**
  * The real `clark marketplace` command, end to end: each test spawns
- * `node --import tsx src/cli/main.ts …` against temporary databases and checks
+ * the compiled `node bin/clark.js …` against temporary databases and checks
  * exit codes, output and what the database holds afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"

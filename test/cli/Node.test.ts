@@ -1,7 +1,7 @@
 /**
  * The real `clark node` client commands, end to end: a node started with
  * `clark node serve` on a temporary data dir and a scripted model, then each
- * command run as its own process (`node --import tsx src/cli/main.ts node …`),
+ * command run as its own process (the compiled `node bin/clark.js node …`),
  * checking exit codes and what it prints.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -19,6 +19,11 @@ const slow = 120_000
 
 /** How long the scripted turn named "long" keeps writing, so it can be stopped midway. */
 const longDelay = 20_000
+
+/** The node's budget of the waiting route (CC_WAIT_ROUTE_MS): a "long" turn outlives it and answers 202. */
+const waitRouteMs = 3_000
+
+const appSecret = "node-cli-test-secret"
 
 /** The environment of every command: no node URL or data dir inherited from the caller. */
 const baseEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
@@ -128,7 +133,8 @@ beforeAll(async () => {
     rules: [
       { match: "slow", steps: [{ delta: "one " }, { delay: 400 }, { delta: "two" }] },
       { match: "long", steps: [{ delta: "begun " }, { delay: longDelay }, { delta: "never" }] },
-      { match: "think", steps: [{ reasoning: "pondering" }, { delta: "answer" }] }
+      { match: "think", steps: [{ reasoning: "pondering" }, { delta: "answer" }] },
+      { match: "fail", steps: [{ delta: "half " }, { error: "the script broke" }] }
     ]
   }))
   const port = await freePort()
@@ -138,7 +144,7 @@ beforeAll(async () => {
     clarkArgs(["node", "serve", "--data-dir", dataDir, "--port", String(port), "--model", `scripted:${script}`]),
     {
       cwd: root,
-      env: baseEnv({ CC_APP_SECRET: "node-cli-test-secret" }),
+      env: baseEnv({ CC_APP_SECRET: appSecret, CC_WAIT_ROUTE_MS: String(waitRouteMs) }),
       stdio: ["ignore", "pipe", "pipe"],
       // The whole file's bound: the server never outlives it.
       timeout: 15 * 60_000
@@ -260,6 +266,71 @@ describe("clark node send", () => {
   }, slow)
 })
 
+/** The node's local token, from its data dir. */
+const localToken = () => (JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")) as { localToken: string }).localToken
+
+/** Polls the conversation's timeline (as the command-line api) until `found` holds; bounded, across processes. */
+const timelineUntil = async (id: string, found: (body: string) => boolean) => {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const response = await fetch(`${baseUrl}/conversations/${id}/timeline`, { headers: { authorization: `Bearer ${localToken()}` } })
+    const body = await response.text()
+    if (found(body)) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`the timeline of ${id} never matched`)
+}
+
+describe("clark node send: the exit code says whether the message got its reply", () => {
+  it("a failed reply exits 1 with the model's error and TURN_FAILED on stderr, waiting or streamed", async () => {
+    const id = await createConversation()
+    const [waiting, streaming] = [await clark(["send", id, "fail now"]), await clark(["send", "--stream", id, "fail again"])]
+    for (const outcome of [waiting, streaming]) {
+      expect(outcome.code).toBe(1)
+      expect(outcome.stdout).toBe("half \n")
+      expect(outcome.stderr).toMatch(/^\S+: .*the script broke.*\nTURN_FAILED: the reply failed\n$/)
+    }
+    const json = await clark(["send", "--json", id, "fail with json"])
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout)).toMatchObject({ resolution: "failed" })
+    expect(json.stderr).toMatch(/TURN_FAILED: the reply failed\n$/)
+  }, slow)
+
+  it("a message cancelled while it waited exits 1 with TURN_CANCELLED", async () => {
+    const id = await createConversation()
+    // The person's turn is running; a message of the command-line api waits behind it (message rule 5).
+    const person = new AbortController()
+    const personTurn = await fetch(`${baseUrl}/conversations/${id}/messages/stream`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${localToken()}`, "x-app-secret": appSecret, "content-type": "application/json" },
+      body: JSON.stringify({ text: "long walk" }),
+      signal: person.signal
+    })
+    expect(personTurn.status).toBe(200)
+    await timelineUntil(id, (body) => body.includes("begun "))
+    // Streamed, so the answer is the turn's end, whatever the waiting route's budget.
+    const waiting = clarkIncremental(["send", "--stream", id, "queued behind"])
+    await timelineUntil(id, (body) => body.includes("queued behind"))
+
+    expect(await clark(["stop", id])).toMatchObject({ code: 0, stdout: "stopped\n" })
+    expect(await waiting.done).toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: "TURN_CANCELLED: the message was cancelled before its reply started\n"
+    })
+    person.abort()
+  }, slow)
+
+  it("a reply that outlives the waiting route (202 background) exits 0 and says so", async () => {
+    const id = await createConversation()
+    const started = Date.now()
+    const result = await clark(["send", id, "long errand"])
+    expect(Date.now() - started).toBeGreaterThanOrEqual(waitRouteMs)
+    expect(result).toMatchObject({ code: 0, stderr: "" })
+    expect(result.stdout).toMatch(/resolution: background\n$/)
+    expect((await clark(["stop", id])).code).toBe(0)
+  }, slow)
+})
+
 describe("clark node stop", () => {
   it("stops the reply a conversation is writing, then finds nothing running", async () => {
     const id = await createConversation()
@@ -270,9 +341,11 @@ describe("clark node stop", () => {
     expect(stopped).toMatchObject({ code: 0, stderr: "" })
     expect(stopped.stdout).toBe("stopped\n")
 
+    // The reply was not finished: the sending command says so and fails.
     const ended = await stream.done
-    expect(ended.code).toBe(0)
-    expect(ended.stdout).toBe("begun \nresolution: stopped\n")
+    expect(ended.code).toBe(1)
+    expect(ended.stdout).toBe("begun \n")
+    expect(ended.stderr).toBe("TURN_STOPPED: the reply was stopped before it was done\n")
 
     const again = await clark(["stop", id])
     expect(again).toMatchObject({ code: 0, stdout: "nothing was running\n" })
@@ -288,7 +361,7 @@ describe("clark node stop", () => {
     const stopped = await clark(["stop"])
     expect(stopped).toMatchObject({ code: 0, stderr: "" })
     expect(stopped.stdout).toMatch(/^stopped: 1 turns, \d+ waiting, \d+ jobs, \d+ commands\n$/)
-    expect((await stream.done).code).toBe(0)
+    expect(await stream.done).toMatchObject({ code: 1, stderr: "TURN_STOPPED: the reply was stopped before it was done\n" })
 
     const json = await clark(["stop", "--json"])
     expect(json.code).toBe(0)
@@ -297,6 +370,19 @@ describe("clark node stop", () => {
 
   it("an unknown conversation is RESOURCE_NOT_FOUND", async () => {
     expectPlainError(await clark(["stop", "conv_absent"]), "RESOURCE_NOT_FOUND")
+  }, slow)
+})
+
+describe("clark --version", () => {
+  it("prints the package's version, answered before the program loads and by the command parser alike", async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { version: string }
+    const [direct, parsed] = await Promise.all([
+      runClark(["--version"], { env: baseEnv({}), timeout: commandTimeout }),
+      runClark(["node", "--version"], { env: baseEnv({}), timeout: commandTimeout })
+    ])
+    expect(direct).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: "" })
+    expect(parsed.code).toBe(0)
+    expect(parsed.stdout.trim()).toBe(version)
   }, slow)
 })
 

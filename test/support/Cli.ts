@@ -1,18 +1,18 @@
 /**
- * The real `clark` command as a child process: `node --import <tsx loader>
- * src/cli/main.ts …`, the loader given by absolute URL so a command may also
- * run from another directory.
+ * The real `clark` command as a child process: the compiled program, `node bin/clark.js …`, as `npx clark`
+ * runs it. The build is kept fresh by test/support/BuildCli.ts (vitest's global setup). Running the
+ * TypeScript sources through a loader instead cost every command seconds of compiling, the larger part of
+ * the CLI tests' time.
  */
 import { execFile } from "node:child_process"
 import * as path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { fileURLToPath } from "node:url"
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href
-const main = path.join(root, "src/cli/main.ts")
+const bin = path.join(root, "bin/clark.js")
 
 /** Node's arguments that run `clark` with `args`. */
-export const clarkArgs = (args: ReadonlyArray<string>) => ["--import", tsx, main, ...args]
+export const clarkArgs = (args: ReadonlyArray<string>) => [bin, ...args]
 
 export interface Outcome {
   readonly code: number | null

@@ -107,7 +107,7 @@ const describe = (connection: Connection, error: unknown): Effect.Effect<string>
   return Effect.succeed(`error: ${error instanceof Error ? error.message : String(error)}`)
 }
 
-type Call<A, E> = (api: MarketClient) => Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>
+export type Call<A, E> = (api: MarketClient) => Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>
 
 /**
  * One request of a command: resolves the connection, calls the typed client

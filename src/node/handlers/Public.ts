@@ -38,11 +38,13 @@ const discovery = {
   ]
 }
 
-export const PublicLive = HttpApiBuilder.group(NodeApi, "public", (handlers) => {
-  // Groups annotated OpenApi.Exclude (themes, appearance, inbox) are left out, as the spec requires.
-  const openapi = OpenApi.fromApi(NodeApi)
-  return handlers
-    .handle("health", () => Effect.succeed(health))
-    .handle("discovery", () => Effect.succeed(discovery))
-    .handle("openapi", () => Effect.succeed(openapi))
-})
+export const PublicLive = HttpApiBuilder.group(NodeApi, "public", (handlers) =>
+  Effect.gen(function*() {
+    // Built by its first request, not at start-up (20-55 ms the host app would wait for /health). Groups annotated
+    // OpenApi.Exclude (themes, appearance, inbox) are left out, as the spec requires.
+    const openapi = yield* Effect.cached(Effect.sync(() => OpenApi.fromApi(NodeApi)))
+    return handlers
+      .handle("health", () => Effect.succeed(health))
+      .handle("discovery", () => Effect.succeed(discovery))
+      .handle("openapi", () => openapi)
+  }))
