@@ -168,7 +168,9 @@ export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wa
 
   /** The turn's whole life, on its own fiber: interrupting that fiber stops it with its text kept. */
   const run = (turn: Turn): Effect.Effect<void> =>
-    agentLoop(turn).pipe(
+    // The turn's fiber starts synchronously, inside its start-up transaction; yielding first lets the start-up
+    // finish and its response subscribe, so the first delta goes out live instead of waiting in the log for them.
+    Effect.zipRight(Effect.yieldNow(), agentLoop(turn)).pipe(
       Effect.catchTag("ModelFailure", (failure: ModelFailure) =>
         Effect.gen(function*() {
           turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
