@@ -334,7 +334,7 @@ export const make = (settings: TurnSettings) =>
       Effect.gen(function*() {
         yield* requireConversation(conversationId)
         const invalid = new LastEventIdInvalid({ given: lastEventId.slice(0, 80) })
-        const parsed = parseLastEventId(lastEventId)
+        const parsed = Tickets.parseLastEventId(lastEventId)
         if (parsed === undefined) return yield* invalid
         const { seq, taskId } = parsed
         const state = yield* stateOf(conversationId)
@@ -344,17 +344,10 @@ export const make = (settings: TurnSettings) =>
         }
         const queued = state.waiting.find((w) => w.taskId === taskId)
         if (queued !== undefined) return Tickets.waiting(queued, "waiting")
-        const { entries } = yield* store.taskEntries(conversationId, taskId, [])
-        const stored = yield* store.events(taskId, 0)
-        const done = stored.find((e) => e.event === "done")
-        if (entries.length === 0 || done === undefined) return yield* invalid
-        return {
-          disposition: "replayed",
-          taskId,
-          messageIds: (done.data as MessageResult).messageIds,
-          events: Tickets.storedEvents(store, taskId, seq),
-          result: Effect.succeed(done.data as MessageResult)
-        } satisfies Ticket
+        return yield* Effect.flatMap(Tickets.ended(store, conversationId, taskId, seq), Option.match({
+          onNone: () => Effect.fail(invalid),
+          onSome: Effect.succeed
+        }))
       })
 
     /** Stops a conversation's turn and waiting messages; returns what was stopped once the turn has ended. */
@@ -431,12 +424,6 @@ export const make = (settings: TurnSettings) =>
       askAgain: questions.askAgain
     })
   })
-
-/** `<taskId>:<seq>` as the node writes it in SSE ids. */
-export const parseLastEventId = (value: string): { readonly taskId: string; readonly seq: number } | undefined => {
-  const match = /^(task_[A-Za-z0-9_-]{1,64}):(\d{1,9})$/.exec(value)
-  return match === null ? undefined : { taskId: match[1]!, seq: Number(match[2]) }
-}
 
 export const layer = (settings: TurnSettings) => Layer.scoped(TurnEngine, make(settings))
 

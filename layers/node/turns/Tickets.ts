@@ -1,5 +1,5 @@
 /** What a submitter follows, for each way a message can go (docs: message rules 1-6). */
-import { Deferred, Effect, Stream } from "effect"
+import { Deferred, Effect, Option, Stream } from "effect"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
 import type { Submission, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
@@ -101,4 +101,26 @@ export const replay = (store: ConversationStore["Type"], conversationId: string,
     events: taskId === null ? Stream.empty : storedEvents(store, taskId, 0),
     result
   }
+}
+
+/** A turn of this conversation that has ended, followed again after `afterSeq`; none when it has no stored end. */
+export const ended = (store: ConversationStore["Type"], conversationId: string, taskId: string, afterSeq: number) =>
+  Effect.gen(function*() {
+    const { entries } = yield* store.taskEntries(conversationId, taskId, [])
+    const done = (yield* store.events(taskId, 0)).find((e) => e.event === "done")
+    if (entries.length === 0 || done === undefined) return Option.none<Ticket>()
+    const result = done.data as MessageResult
+    return Option.some<Ticket>({
+      disposition: "replayed",
+      taskId,
+      messageIds: result.messageIds,
+      events: storedEvents(store, taskId, afterSeq),
+      result: Effect.succeed(result)
+    })
+  })
+
+/** `<taskId>:<seq>` as the node writes it in SSE ids. */
+export const parseLastEventId = (value: string): { readonly taskId: string; readonly seq: number } | undefined => {
+  const match = /^(task_[A-Za-z0-9_-]{1,64}):(\d{1,9})$/.exec(value)
+  return match === null ? undefined : { taskId: match[1]!, seq: Number(match[2]) }
 }
