@@ -46,8 +46,9 @@ export interface Options {
 
 export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wallClock }: Options) => {
   const emit = (turn: Turn, event: TurnEventName, data: unknown): void => {
-    checkpoints.mark(turn)
+    // Followers first: whatever this wakes is queued in this order, and the event is what a person waits for.
     publish(turn, nextEvent(turn, event, data))
+    checkpoints.mark(turn)
   }
 
   /** What the model reads: the conversation so far, as start-up read it or from the store. */
