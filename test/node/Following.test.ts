@@ -1,13 +1,14 @@
 /**
  * Following turns as Streams, through the real node on the test clock: who gets which events, what a resume may
- * name, and what the waiting route's background answer tells its client.
+ * name, and what the waiting route's background answer tells its client. JSON calls go through the typed client;
+ * raw requests where a header, the SSE framing or the 200/202 status is the point.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
-import { conversation, doneOf, eventually, hasEvent, textOf, timeline } from "../support/NodeFixtures.js"
+import { conversation, doneOf, eventually, hasEvent, textOf, timeline, typedClient } from "../support/NodeFixtures.js"
 
 const script: ScriptInput = {
   rules: [
@@ -80,12 +81,13 @@ describe("Last-Event-ID", () => {
   it.scoped("a task of another conversation is 400 INVALID_INPUT", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode
+      const client = yield* typedClient()
       const other = yield* conversation
-      const answered = yield* node.request("POST", `/conversations/${other}/messages`, { body: { text: "hi" } })
+      const answered = yield* client.conversations.send({ path: { id: other }, payload: { text: "hi" } })
       const id = yield* conversation
       const response = yield* node.request("POST", `/conversations/${id}/messages/stream`, {
         body: { text: "hello" },
-        headers: { "last-event-id": `${answered.body.taskId}:1` }
+        headers: { "last-event-id": `${answered.taskId}:1` }
       })
       expect(response.status).toBe(400)
       expect(response.body.code).toBe("INVALID_INPUT")
@@ -113,7 +115,8 @@ describe("the waiting route's background answer", () => {
       expect(response.body.taskId).toMatch(/^task_/)
       expect(response.body.taskId).toBe(queued[2].taskId)
       // Stop cancels it (rule 6); its card and its stored `done` belong to that task.
-      yield* node.request("POST", `/conversations/${id}/stop`, { body: {}, as: "cli-api" })
+      const cli = yield* typedClient("cli-api")
+      expect(yield* cli.conversations.stop({ path: { id }, payload: {} })).toEqual({ stopped: true })
       expect(doneOf(yield* running.ended).resolution).toBe("stopped")
       const entries = yield* eventually(timeline(id), (all) => all.length === 4, "the cancelled card")
       expect(entries[3]).toMatchObject({ role: "assistant", status: "cancelled", taskId: response.body.taskId })

@@ -1,9 +1,10 @@
 /** Helpers shared by the node's HTTP tests. */
-import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { type SseEvent, TestNode } from "./NodeServer.js"
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeApi } from "../../schema/node/Api.js"
+import { type As, type SseEvent, TestNode } from "./NodeServer.js"
 
 /** Waits on real time: the server runs on the test clock, but its own work needs real time to happen. */
 export const pause = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
@@ -25,17 +26,27 @@ export const eventually = <A, R>(
     return yield* Effect.dieMessage(`${what} never held; last: ${JSON.stringify(last)}`)
   })
 
+/** The typed client of the node's contract, as `as` calls it: JSON routes go through it, raw fetch only where bytes,
+ * headers or SSE framing are the point. */
+export const typedClient = (as: As = "person") =>
+  Effect.flatMap(TestNode, (node) =>
+    HttpApiClient.make(NodeApi, {
+      baseUrl: node.baseUrl,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(node.headers(as)))
+    })).pipe(Effect.provide(FetchHttpClient.layer))
+
 export const conversation = Effect.gen(function*() {
-  const node = yield* TestNode
-  const created = yield* node.request("POST", "/conversations", { body: {} })
-  expect(created.status).toBe(201)
-  return created.body.conversationId as string
+  const client = yield* typedClient()
+  const created = yield* Effect.orDie(client.conversations.create({ payload: {} }))
+  return created.conversationId
 })
 
+/** The conversation's entries; `any`, since tests read blocks of every kind without narrowing them first. */
 export const timeline = (id: string) =>
-  Effect.flatMap(TestNode, (node) => node.request("GET", `/conversations/${id}/timeline`)).pipe(
-    Effect.map((r) => r.body.entries as Array<any>)
-  )
+  Effect.flatMap(typedClient(), (client) =>
+    Effect.orDie(client.conversations.timeline({ path: { id }, urlParams: {} }))).pipe(
+      Effect.map((timeline) => timeline.entries as Array<any>)
+    )
 
 export const textOf = (entry: any): string =>
   entry.blocks.filter((b: any) => b.type === "text").map((b: any) => b.text).join("")
