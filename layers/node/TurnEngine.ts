@@ -5,7 +5,7 @@
  * (Checkpoints), running one (Agent), questions, host-control, start-up
  * recovery. This module wires them and keeps the per-conversation state.
  */
-import { Config, Deferred, Duration, Effect, Fiber, FiberSet, HashMap, Layer, Option, PubSub, Ref } from "effect"
+import { Deferred, Effect, Fiber, FiberSet, HashMap, Layer, Option, PubSub, Ref } from "effect"
 import { LRUCache } from "lru-cache"
 import type { Block, MessageResult, TimelineEntry } from "../../schema/node/Conversation.js"
 import { makeId } from "../../services/common/Ids.js"
@@ -22,28 +22,13 @@ import * as Checkpoints from "./turns/Checkpoints.js"
 import * as HostControl from "./turns/HostControl.js"
 import * as Questions from "./turns/Questions.js"
 import * as Recovery from "./turns/Recovery.js"
+import { TurnSettings } from "./turns/Settings.js"
 import * as Waiting from "./turns/Waiting.js"
 import * as Tickets from "./turns/Tickets.js"
 import { follow } from "./turns/Turn.js"
 import type { Turn } from "./turns/Turn.js"
 
-export const TurnSettings = Config.all({
-  /** A single turn stops after this long (spec: 5 minutes by default). */
-  wallClock: Config.duration("CC_MODEL_MAX_WALL_CLOCK_MS").pipe(
-    Config.orElse(() => Config.integer("CC_MODEL_MAX_WALL_CLOCK_MS").pipe(Config.map(Duration.millis))),
-    Config.withDefault(Duration.minutes(5))
-  ),
-  /** How long the streaming turn waits for the app to answer a host-control before calling it unconfirmed. */
-  hostControlWait: Config.integer("CC_HOST_CONTROL_WAIT_MS").pipe(
-    Config.map(Duration.millis),
-    Config.withDefault(Duration.seconds(5))
-  ),
-  /** How long an unanswered question stays open. */
-  questionTtl: Config.integer("CC_QUESTION_TTL_MS").pipe(Config.map(Duration.millis), Config.withDefault(Duration.hours(24))),
-  /** How long POST /messages waits before answering 202 and leaving the turn to run in the background. */
-  waitBudget: Config.integer("CC_WAIT_ROUTE_MS").pipe(Config.map(Duration.millis), Config.withDefault(Duration.seconds(60)))
-})
-export type TurnSettings = Config.Config.Success<typeof TurnSettings>
+export { TurnSettings } from "./turns/Settings.js"
 
 /** Mutated only under `lock`. */
 interface ConversationState {
@@ -223,17 +208,6 @@ export const make = (settings: TurnSettings) =>
     })
 
 
-    /** A retry with a known clientRequestId follows or replays the original submission. */
-    const retried = (state: ConversationState, conversationId: string, seen: { messageId: string; taskId: string | null }) => {
-      const running = state.running
-      if (running !== undefined && running.taskId === seen.taskId) {
-        return running.userMessageId === seen.messageId ? Tickets.own(running) : Tickets.steered(running)
-      }
-      const queued = state.waiting.find((w) => w.userMessageId === seen.messageId)
-      if (queued !== undefined) return Tickets.waiting(queued, "waiting")
-      return Tickets.replay(store, conversationId, seen.messageId, seen.taskId)
-    }
-
     const submit: TurnEngine["Type"]["submit"] = (submission) =>
       Effect.gen(function*() {
         const { caller, conversationId, request } = submission
@@ -244,7 +218,7 @@ export const make = (settings: TurnSettings) =>
           transactions.atomically(Effect.gen(function*() {
             if (request.clientRequestId !== undefined) {
               const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
-              if (Option.isSome(seen)) return retried(state, conversationId, seen.value)
+              if (Option.isSome(seen)) return Tickets.retried(store, conversationId, state.running, state.waiting, seen.value)
             }
             yield* Waiting.checkReferences(store, refs)
             const blocks: Array<Block> = [{ type: "text", text: request.text }]
@@ -314,7 +288,7 @@ export const make = (settings: TurnSettings) =>
             }
             if (shuttingDown) {
               // Message rule 6: the node is shutting down, so the message is saved and cancelled before it starts.
-              const done = yield* cancelWaiting(conversationId, user.messageId, taskId)
+              const done = yield* cancelWaiting(conversationId, user.messageId, waiting.taskId)
               yield* Deferred.succeed(waiting.started, { _tag: "Cancelled", done })
               return Tickets.waiting(waiting, "waiting")
             }
@@ -404,7 +378,7 @@ export const make = (settings: TurnSettings) =>
 
     const shutdown = Effect.zipRight(Ref.set(closing, true), stopEverything(Agent.notes.shutdown))
 
-    yield* Recovery.recover({ store, cancelWaiting })
+    yield* Recovery.recover(store)
     yield* questions.resumeExpiries
     // Also when the layer closes without the server's own shutdown step (tests, a failed start).
     yield* Effect.addFinalizer(() => shutdown)

@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type Context, Effect, Redacted } from "effect"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Scope } from "../../schema/marketplace/Account.js"
 import { Credentials } from "../../services/marketplace/Credentials.js"
 import { type RunningMarketplace, startMarketplace } from "../support/MarketplaceServer.js"
 import { type Outcome, runClark } from "../support/Cli.js"
+import { freePort } from "../support/Ports.js"
 
 const commandTimeout = 60_000
 const slow = 120_000
@@ -63,16 +63,6 @@ const writeFile = (name: string, content: string) => {
   fs.writeFileSync(file, content)
   return file
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 // ---------------------------------------------------------------------------
 // the catalogue and the accounts

@@ -8,13 +8,13 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Database from "../../layers/marketplace/sql/Database.js"
 import * as TokenFormat from "../../services/marketplace/TokenFormat.js"
 import { postgresDatabase, type TestDatabase } from "../support/Databases.js"
 import { clarkArgs, root, runClark } from "../support/Cli.js"
+import { freePort } from "../support/Ports.js"
 
 
 /** Each command is killed after this long. */
@@ -395,16 +395,6 @@ describe("marketplace admin on PostgreSQL", () => {
 
 // ---------------------------------------------------------------------------
 // serve
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {

@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { clarkArgs, type Outcome, root, runClark } from "../support/Cli.js"
+import { freePort } from "../support/Ports.js"
 
 
 /** Every child process is killed after this long. */
@@ -91,16 +91,6 @@ const clarkIncremental = (args: ReadonlyArray<string>) => {
     })
   }
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 /** Resolves when the child has exited; kills it if it has not after `ms`. */
 const exited = (child: ChildProcess, ms: number) =>

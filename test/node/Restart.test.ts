@@ -9,13 +9,13 @@ import { Duration, Effect, Fiber, TestClock } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
 import { conversation, eventually, textOf, timeline } from "../support/NodeFixtures.js"
+import { freePort } from "../support/Ports.js"
 
 const script: ScriptInput = {
   rules: [
@@ -45,16 +45,6 @@ const Database = loadCjs("better-sqlite3") as new(file: string, options?: { read
 
 
 const identityFile = (dataDir: string) => path.join(dataDir, "identity.json")
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
 
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve) => {

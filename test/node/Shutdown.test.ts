@@ -6,24 +6,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { clarkArgs, root } from "../support/Cli.js"
+import { freePort } from "../support/Ports.js"
 import { makeDataDir } from "../support/NodeServer.js"
 import { query, textOf } from "../support/NodeFixtures.js"
 
 const turns = 12
 const appSecret = "shutdown-test-app-secret"
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 interface Followed {
   readonly text: Promise<string>

@@ -6,20 +6,12 @@ import type { Channel, Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
 import {
   ConversationStore,
-  type HostControl,
   type MessagePatch,
   type NewMessage,
-  type Question,
-  type QuestionPrompt,
-  type QuestionStatus,
   type StoredEvent
 } from "../../../services/node/ConversationStore.js"
-
-type Row = Record<string, unknown>
-
-const str = (value: unknown): string => String(value)
-const strOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value))
-const num = (value: unknown): number => Number(value)
+import { num, type Row, str, strOrNull } from "./Columns.js"
+import * as SqlQuestions from "./SqlQuestions.js"
 
 const toEntry = (row: Row): TimelineEntry => ({
   seq: num(row.seq),
@@ -36,17 +28,6 @@ const toEntry = (row: Row): TimelineEntry => ({
   blocks: JSON.parse(str(row.blocks)) as Array<Block>,
   createdAt: str(row.createdAt),
   updatedAt: str(row.updatedAt)
-})
-
-const toQuestion = (row: Row): Question => ({
-  id: str(row.id),
-  conversationId: str(row.conversationId),
-  messageId: str(row.messageId),
-  taskId: str(row.taskId),
-  prompt: JSON.parse(str(row.prompt)) as QuestionPrompt,
-  status: str(row.status) as QuestionStatus,
-  expiresAt: str(row.expiresAt),
-  askedAgainAs: strOrNull(row.askedAgainAs)
 })
 
 export const make = Effect.gen(function*() {
@@ -269,88 +250,7 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const insertQuestion: ConversationStore["Type"]["insertQuestion"] = (question) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      yield* sql`INSERT INTO questions ${
-        sql.insert({
-          id: question.id,
-          conversationId: question.conversationId,
-          messageId: question.messageId,
-          taskId: question.taskId,
-          prompt: JSON.stringify(question.prompt),
-          status: question.status,
-          expiresAt: question.expiresAt,
-          askedAgainAs: question.askedAgainAs,
-          createdAt: at,
-          updatedAt: at
-        })
-      }`
-    }).pipe(Effect.orDie)
-
-  const question: ConversationStore["Type"]["question"] = (id) =>
-    sql<Row>`SELECT * FROM questions WHERE id = ${id}`.pipe(
-      Effect.map(([row]) => Option.map(Option.fromNullable(row), toQuestion)),
-      Effect.orDie
-    )
-
-  const transitionQuestion: ConversationStore["Type"]["transitionQuestion"] = (id, from, patch) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const rows = yield* sql<Row>`UPDATE questions SET status = ${patch.status}, asked_again_as = COALESCE(${
-        patch.askedAgainAs ?? null
-      }, asked_again_as), updated_at = ${at} WHERE id = ${id} AND ${sql.in("status", from)} RETURNING id`
-      return rows.length === 1
-    }).pipe(Effect.orDie)
-
-  const openQuestions: ConversationStore["Type"]["openQuestions"] = sql<Row>`SELECT * FROM questions
-    WHERE status = 'open' ORDER BY expires_at`.pipe(Effect.map((rows) => rows.map(toQuestion)), Effect.orDie)
-
-  const insertHostControl: ConversationStore["Type"]["insertHostControl"] = (control) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      yield* sql`INSERT INTO host_controls ${
-        sql.insert({
-          id: control.id,
-          conversationId: control.conversationId,
-          taskId: control.taskId,
-          action: JSON.stringify(control.action),
-          status: control.status,
-          say: null,
-          createdAt: at,
-          answeredAt: null
-        })
-      }`
-    }).pipe(Effect.orDie)
-
-  const hostControl: ConversationStore["Type"]["hostControl"] = (id) =>
-    sql<Row>`SELECT * FROM host_controls WHERE id = ${id}`.pipe(
-      Effect.map(([row]) =>
-        Option.map(Option.fromNullable(row), (row) => ({
-          id: str(row.id),
-          conversationId: str(row.conversationId),
-          taskId: str(row.taskId),
-          action: JSON.parse(str(row.action)) as Record<string, unknown>,
-          status: str(row.status) as HostControl["status"],
-          answered: row.answeredAt !== null && row.answeredAt !== undefined
-        }))
-      ),
-      Effect.orDie
-    )
-
-  const answerHostControl: ConversationStore["Type"]["answerHostControl"] = (id, ran, say) =>
-    Effect.gen(function*() {
-      const at = yield* now
-      const rows = yield* sql<Row>`UPDATE host_controls SET status = ${ran ? "ran" : "not-run"}, say = ${say},
-        answered_at = ${at} WHERE id = ${id} AND answered_at IS NULL RETURNING id`
-      return rows.length === 1
-    }).pipe(Effect.orDie)
-
-  const settleHostControl: ConversationStore["Type"]["settleHostControl"] = (id, status) =>
-    sql`UPDATE host_controls SET status = ${status} WHERE id = ${id} AND answered_at IS NULL`.pipe(
-      Effect.asVoid,
-      Effect.orDie
-    )
+  const questions = SqlQuestions.make(sql, now)
 
   const insertNotice: ConversationStore["Type"]["insertNotice"] = (notice) =>
     Effect.gen(function*() {
@@ -398,14 +298,7 @@ export const make = Effect.gen(function*() {
     events,
     clientRequest,
     saveClientRequest,
-    insertQuestion,
-    question,
-    transitionQuestion,
-    openQuestions,
-    insertHostControl,
-    hostControl,
-    answerHostControl,
-    settleHostControl,
+    ...questions,
     insertNotice,
     notices,
     unfinished

@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type { Block, MessageResult } from "../../../schema/node/Conversation.js"
 import type { ConversationStore, StoredEvent } from "../../../services/node/ConversationStore.js"
 import { notes } from "./Agent.js"
+import { cancel, cancelledCard } from "./Waiting.js"
 import { appendText, replaceBlock } from "./Turn.js"
 
 /** A reply's blocks as its stored events built them. */
@@ -34,18 +35,14 @@ export const rebuild = (events: ReadonlyArray<StoredEvent>): Array<Block> => {
   return blocks
 }
 
-export interface Options {
-  readonly store: ConversationStore["Type"]
-  /** Cancels a message that was waiting, with its card and (when it had a task) its `done`. */
-  readonly cancelWaiting: (conversationId: string, userMessageId: string, taskId: string | null) => Effect.Effect<unknown>
-}
-
-export const recover = ({ cancelWaiting, store }: Options) =>
+export const recover = (store: ConversationStore["Type"]) =>
   Effect.gen(function*() {
+    const cancelWaiting = cancel(store)
     for (const message of yield* store.unfinished) {
       const { conversationId, messageId, taskId } = message
       if (message.status === "waiting") {
-        yield* cancelWaiting(conversationId, messageId, taskId)
+        // Messages stored before task ids were taken on arrival have none: a card, and no `done` to resume.
+        yield* taskId === null ? cancelledCard(store, conversationId, messageId, null) : cancelWaiting(conversationId, messageId, taskId)
         continue
       }
       if (taskId === null) {

@@ -124,3 +124,19 @@ export const parseLastEventId = (value: string): { readonly taskId: string; read
   const match = /^(task_[A-Za-z0-9_-]{1,64}):(\d{1,9})$/.exec(value)
   return match === null ? undefined : { taskId: match[1]!, seq: Number(match[2]) }
 }
+
+/** A retry with a known clientRequestId follows or replays the original submission; it never submits again. */
+export const retried = (
+  store: ConversationStore["Type"],
+  conversationId: string,
+  running: Turn | undefined,
+  queue: ReadonlyArray<Waiting>,
+  seen: { readonly messageId: string; readonly taskId: string | null }
+): Ticket => {
+  if (running !== undefined && running.taskId === seen.taskId) {
+    return running.userMessageId === seen.messageId ? own(running) : steered(running)
+  }
+  const queued = queue.find((w) => w.userMessageId === seen.messageId)
+  if (queued !== undefined) return waiting(queued, "waiting")
+  return replay(store, conversationId, seen.messageId, seen.taskId)
+}

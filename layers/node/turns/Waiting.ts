@@ -4,7 +4,7 @@
  * stopped, the node shuts down or crashed (rule 6).
  */
 import { Effect, Option } from "effect"
-import type { MessageResult, Ref, TimelineEntry } from "../../../schema/node/Conversation.js"
+import type { MessageResult, Ref } from "../../../schema/node/Conversation.js"
 import { ReferenceNotAvailable } from "../../../services/node/ConversationErrors.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import type { TurnEvent } from "../../../services/node/TurnEngine.js"
@@ -25,15 +25,11 @@ export const checkReferences = (store: ConversationStore["Type"], refs: Readonly
     }
   })
 
-/**
- * Cancels a message that waited: it stays saved, gets a "stopped before it started" card and, when it had a task,
- * a stored `done` (seq 1), so a resume or a retry of that task ends like any other. Returns that `done`.
- */
-export const cancel = (store: ConversationStore["Type"]) =>
-(conversationId: string, userMessageId: string, taskId: string | null): Effect.Effect<TurnEvent> =>
-  Effect.gen(function*() {
-    const user = yield* store.updateMessage(conversationId, userMessageId, { status: "complete" })
-    const card = yield* store.insertMessage({
+/** The card of a message cancelled before it started: the message stays saved, the card says why. */
+export const cancelledCard = (store: ConversationStore["Type"], conversationId: string, userMessageId: string, taskId: string | null) =>
+  Effect.zip(
+    store.updateMessage(conversationId, userMessageId, { status: "complete" }),
+    store.insertMessage({
       conversationId,
       role: "assistant",
       origin: null,
@@ -43,20 +39,31 @@ export const cancel = (store: ConversationStore["Type"]) =>
       taskId,
       blocks: []
     })
-    const result = (last: number, entries: ReadonlyArray<TimelineEntry>): MessageResult => ({
-      resolution: "cancelled",
-      taskId,
-      messageIds: [userMessageId, card.messageId],
-      timeline: { conversationId, entries, last }
-    })
-    if (taskId === null) return { taskId: null, seq: 1, event: "done", data: result(card.seq, [user.entry, card]) }
+  )
+
+/**
+ * Cancels a message that waited for its task: its card, and a stored `done` (seq 1) under that task, so a resume or
+ * a retry of it ends like any other. Returns that `done`.
+ */
+export const cancel = (store: ConversationStore["Type"]) =>
+(conversationId: string, userMessageId: string, taskId: string): Effect.Effect<TurnEvent> =>
+  Effect.gen(function*() {
+    const [user, card] = yield* cancelledCard(store, conversationId, userMessageId, taskId)
     let done: TurnEvent | undefined
     yield* store.checkpoint([{
       conversationId,
       taskId,
       events: [],
       reply: { messageId: card.messageId, patch: {} },
-      closing: (saved) => (done = { taskId, seq: 1, event: "done", data: result(saved.last, [user.entry, saved.entry]) })
+      closing: (saved) => {
+        const data: MessageResult = {
+          resolution: "cancelled",
+          taskId,
+          messageIds: [userMessageId, card.messageId],
+          timeline: { conversationId, entries: [user.entry, saved.entry], last: saved.last }
+        }
+        return (done = { taskId, seq: 1, event: "done", data })
+      }
     }])
     if (done === undefined) return yield* Effect.dieMessage(`The cancellation of ${taskId} was not stored`)
     return done
