@@ -6,12 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-import { createRequire } from "node:module"
-import * as path from "node:path"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { type SseEvent, TestNode } from "../support/NodeServer.js"
-import { conversation, hasEvent, textOf } from "../support/NodeFixtures.js"
+import { conversation, hasEvent, query, send, textOf, timeline, typedClient, wire } from "../support/NodeFixtures.js"
 
 const hostControlWait = Duration.seconds(5)
 
@@ -31,31 +29,20 @@ const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 // ---------------------------------------------------------------------------
 // Helpers
 
-interface SqliteDatabase {
-  prepare(sql: string): { all(...params: Array<unknown>): Array<any> }
-  close(): void
-}
-const loadCjs = createRequire(import.meta.url)
-const Database = loadCjs("better-sqlite3") as new(file: string, options?: { readonly readonly?: boolean }) => SqliteDatabase
-
-const auditRows = (dataDir: string, kind: string): Array<any> => {
-  const db = new Database(path.join(dataDir, "node.db"), { readonly: true })
-  try {
-    return db.prepare("SELECT * FROM audit_log WHERE kind = ? ORDER BY id").all(kind).map((row: any) => ({
-      ...row,
-      detail: JSON.parse(row.detail)
-    }))
-  } finally {
-    db.close()
-  }
-}
-
-
+const auditRows = (dataDir: string, kind: string): Array<any> =>
+  query(dataDir, "SELECT * FROM audit_log WHERE kind = ? ORDER BY id", kind).map((row) => ({
+    ...row,
+    detail: JSON.parse(row.detail)
+  }))
 
 const eventOf = (events: ReadonlyArray<SseEvent>, name: string) => events.find((e) => e.event === name)!
 
-const answer = (controlId: string, body: unknown, as: NodeServer.As = "person") =>
-  Effect.flatMap(TestNode, (node) => node.request("POST", `/app-intents/host-control/${controlId}`, { body, as }))
+const answer = (controlId: string, payload: { ran: boolean; say: string }, as: NodeServer.As = "person") =>
+  Effect.flatMap(typedClient(as), (client) =>
+    Effect.orDie(wire(client.hostControl.answer({ path: { controlId }, payload, withResponse: true }))))
+
+/** A round trip to the server: whatever the clock woke has run and written by the time it answers. */
+const roundTrip = Effect.flatMap(typedClient(), (client) => Effect.orDie(client.public.health()))
 
 // ---------------------------------------------------------------------------
 
@@ -139,13 +126,12 @@ describe("host-control through the streaming route", () => {
 
       // Not yet: just under the wait, the turn is still waiting for the app.
       yield* TestClock.adjust(Duration.subtract(hostControlWait, Duration.millis(1)))
-      // A round trip to the server: whatever the clock woke has run and written by the time it answers.
-      yield* node.request("GET", "/health")
+      yield* roundTrip
       expect(stream.events.map((e) => e.event)).toEqual(["tool-start", "host-control"])
 
       for (let i = 0; i < 20 && !hasEvent("done")(stream.events); i++) {
         yield* TestClock.adjust(hostControlWait)
-        yield* node.request("GET", "/health")
+        yield* roundTrip
       }
       const events = yield* stream.ended
       expect(events.map((e) => e.event)).toEqual(["tool-start", "host-control", "tool-end", "delta", "done"])
@@ -160,8 +146,7 @@ describe("host-control through the streaming route", () => {
       const late = yield* answer(controlId, { ran: true, say: "Opened" })
       expect(late.status).toBe(200)
       expect(auditRows(node.dataDir, "host-control.answered")).toHaveLength(1)
-      const timeline = yield* node.request("GET", `/conversations/${id}/timeline`)
-      const stored = timeline.body.entries.find((e: any) => e.role === "assistant")
+      const stored = (yield* timeline(id)).find((e) => e.role === "assistant")
       expect(stored.blocks).toContainEqual({ type: "host-control", controlId, action: "open-settings", status: "unconfirmed" })
     })))
 })
@@ -169,13 +154,12 @@ describe("host-control through the streaming route", () => {
 describe("host-control through the waiting route", () => {
   it.scoped("POST /messages never waits for the answer: 200 at once with the block unconfirmed", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
       // No clock adjustment anywhere in this test.
-      const response = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "show me the model settings please" } })
+      const response = yield* send(id, { text: "show me the model settings please" })
       expect(response.status).toBe(200)
       expect(response.body.resolution).toBe("answered")
-      const reply = response.body.timeline.entries.find((e: any) => e.role === "assistant")
+      const reply: any = response.body.timeline.entries.find((e) => e.role === "assistant")
       expect(reply.status).toBe("complete")
       const control = reply.blocks.find((b: any) => b.type === "host-control")
       expect(control).toMatchObject({ action: "open-settings", status: "unconfirmed" })
@@ -188,14 +172,11 @@ describe("host-control through the waiting route", () => {
     withNode(Effect.gen(function*() {
       const node = yield* TestNode
       const id = yield* conversation
-      const spoken = yield* node.request("POST", `/conversations/${id}/messages`, {
-        body: { text: "show me the model settings please" },
-        as: "voice"
-      })
+      const spoken = yield* send(id, { text: "show me the model settings please" }, "voice")
       expect(spoken.status).toBe(200)
       const user = spoken.body.timeline.entries.find((e: any) => e.role === "user")
       expect(user).toMatchObject({ origin: "person", channel: "voice" })
-      const typed = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "show me the model settings please" } })
+      const typed = yield* send(id, { text: "show me the model settings please" })
       expect(typed.status).toBe(200)
 
       const asked = auditRows(node.dataDir, "host-control.asked")

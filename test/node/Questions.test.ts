@@ -8,7 +8,10 @@ import { Duration, Effect, TestClock } from "effect"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
-import { conversation, eventually, query, textOf, timeline } from "../support/NodeFixtures.js"
+import type { AnswerRequest as AnswerRequestSchema } from "../../schema/node/Conversation.js"
+
+type AnswerRequest = typeof AnswerRequestSchema.Encoded
+import { conversation, eventually, query, send, textOf, timeline, typedClient, wire } from "../support/NodeFixtures.js"
 
 const questionTtl = Duration.minutes(10)
 
@@ -42,13 +45,6 @@ const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 // ---------------------------------------------------------------------------
 // Helpers
 
-
-/** Waits on real time (the server runs on the test clock, so its own work needs real time to happen). */
-
-
-
-
-
 const questionBlocks = (entries: ReadonlyArray<any>) =>
   entries.flatMap((entry) => entry.blocks.filter((b: any) => b.type === "question").map((b: any) => ({ entry, block: b })))
 
@@ -58,17 +54,25 @@ const blockOf = (entries: ReadonlyArray<any>, questionId: string) =>
 /** Sends a message on the waiting route that makes the script ask its question; returns the question id. */
 const ask = (id: string) =>
   Effect.gen(function*() {
-    const node = yield* TestNode
-    const response = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "pick a colour" } })
+    const response = yield* send(id, { text: "pick a colour" })
     expect(response.status).toBe(200)
     const asked = questionBlocks(response.body.timeline.entries)
     expect(asked).toHaveLength(1)
     return asked[0]!.block.questionId as string
   })
 
-const post = (id: string, questionId: string, action: "answer" | "cancel" | "ask-again", body?: unknown) =>
-  Effect.flatMap(TestNode, (node) =>
-    node.request("POST", `/conversations/${id}/questions/${questionId}/${action}`, body === undefined ? {} : { body }))
+/** A question route through the typed client, as status and body. */
+const post = (id: string, questionId: string, action: "answer" | "cancel" | "ask-again", body?: AnswerRequest) =>
+  Effect.gen(function*() {
+    const client = yield* typedClient()
+    const path = { id, questionId }
+    const call = action === "answer"
+      ? client.questions.answer({ path, payload: body ?? {}, withResponse: true })
+      : action === "cancel"
+      ? client.questions.cancel({ path, withResponse: true })
+      : client.questions.askAgain({ path, withResponse: true })
+    return yield* Effect.orDie(wire(call))
+  })
 
 /** Moves the test clock past the question lifetime until the question's block says expired. */
 const expire = (id: string, questionId: string) =>
@@ -241,14 +245,13 @@ describe("questions", () => {
       const node = yield* TestNode
       const id = yield* conversation
       const questionId = yield* ask(id)
-      const before = yield* node.request("GET", `/conversations/${id}/timeline`)
+      const before = yield* timeline(id)
       for (const optionIds of [["g"], ["r", "g"]]) {
         const response = yield* post(id, questionId, "answer", { optionIds })
         expect(response.status).toBe(400)
         expect(response.body).toMatchObject({ code: "INVALID_INPUT", message: expect.any(String) })
       }
-      const after = yield* node.request("GET", `/conversations/${id}/timeline`)
-      expect(after.body).toEqual(before.body)
+      expect(yield* timeline(id)).toEqual(before)
       const [stored] = query(node.dataDir, "SELECT status FROM questions WHERE id = ?", questionId)
       expect(stored.status).toBe("open")
       // It can still be answered properly.
@@ -260,7 +263,7 @@ describe("questions", () => {
     withNode(Effect.gen(function*() {
       const node = yield* TestNode
       const id = yield* conversation
-      const response = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "pick a size" } })
+      const response = yield* send(id, { text: "pick a size" })
       expect(response.status).toBe(200)
       const questionId = questionBlocks(response.body.timeline.entries)[0]!.block.questionId as string
       const [stored] = query(node.dataDir, "SELECT prompt FROM questions WHERE id = ?", questionId)

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
-import { conversation, eventually, textOf, timeline } from "../support/NodeFixtures.js"
+import { conversation, eventually, send, textOf, timeline, typedClient } from "../support/NodeFixtures.js"
 import { freePort } from "../support/Ports.js"
 
 const script: ScriptInput = {
@@ -64,9 +64,10 @@ describe("graceful shutdown", () => {
         const node = yield* TestNode
         const id = yield* conversation
         const identity = fs.readFileSync(identityFile(dataDir), "utf8")
-        const info = yield* node.request("GET", "/node")
+        const client = yield* typedClient()
+        const info = yield* client.conversations.node()
 
-        const done = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "hello" } })
+        const done = yield* send(id, { text: "hello" })
         expect(done.status).toBe(200)
         expect(done.body.resolution).toBe("answered")
 
@@ -75,14 +76,14 @@ describe("graceful shutdown", () => {
 
         // Another surface's message never steers into the person's turn: it waits behind it.
         const waiting = yield* Effect.forkDaemon(
-          node.request("POST", `/conversations/${id}/messages`, { body: { text: "queued from a script" }, as: "cli-api" })
+          send(id, { text: "queued from a script" }, "cli-api")
         )
         yield* eventually(
           timeline(id),
           (entries) => entries.some((e) => e.role === "user" && e.status === "waiting"),
           "the script's message waits"
         )
-        return { id, identity, nodeId: info.body.nodeId as string, token: node.token, stream, waiting }
+        return { id, identity, nodeId: info.nodeId, token: node.token, stream, waiting }
       }).pipe(Effect.provide(NodeServer.layer({ script, dataDir })))
 
       // Shutdown answered both clients: the stream ends with `done` (stopped), the waiting request with cancelled.
@@ -99,8 +100,8 @@ describe("graceful shutdown", () => {
         expect(fs.readFileSync(identityFile(dataDir), "utf8")).toBe(first.identity)
         expect(fs.statSync(identityFile(dataDir)).mode & 0o777).toBe(0o600)
         expect(node.token).toBe(first.token)
-        const info = yield* node.request("GET", "/node")
-        expect(info.body.nodeId).toBe(first.nodeId)
+        const client = yield* typedClient()
+        expect((yield* client.conversations.node()).nodeId).toBe(first.nodeId)
 
         const entries = yield* timeline(first.id)
         expect(entries.map((e) => [e.role, e.status])).toEqual([
@@ -127,9 +128,9 @@ describe("graceful shutdown", () => {
         expect(cancelled.note).toEqual(expect.stringMatching(/before it started/i))
 
         // Nothing is left running or waiting, and the conversation takes new messages.
-        const list = yield* node.request("GET", "/conversations")
-        expect(list.body.conversations).toMatchObject([{ conversationId: first.id, running: false }])
-        const next = yield* node.request("POST", `/conversations/${first.id}/messages`, { body: { text: "again" } })
+        const list = yield* client.conversations.list()
+        expect(list.conversations).toMatchObject([{ conversationId: first.id, running: false }])
+        const next = yield* send(first.id, { text: "again" })
         expect(next.status).toBe(200)
         expect(next.body.resolution).toBe("answered")
       }).pipe(Effect.provide(NodeServer.layer({ script, dataDir })))
@@ -144,10 +145,9 @@ describe("questions across a restart", () => {
       const layer = () => NodeServer.layer({ script, dataDir, turns: { questionTtl } })
       const ask = (id: string) =>
         Effect.gen(function*() {
-          const node = yield* TestNode
-          const response = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "a colour" } })
+          const response = yield* send(id, { text: "a colour" })
           expect(response.status).toBe(200)
-          const reply = response.body.timeline.entries.find((e: any) => e.role === "assistant")
+          const reply: any = response.body.timeline.entries.find((e) => e.role === "assistant")
           return reply.blocks.find((b: any) => b.type === "question").questionId as string
         })
       const first = yield* Effect.gen(function*() {
@@ -157,12 +157,12 @@ describe("questions across a restart", () => {
       }).pipe(Effect.provide(layer()))
 
       yield* Effect.gen(function*() {
-        const node = yield* TestNode
-        const answered = yield* node.request("POST", `/conversations/${first.id}/questions/${first.answered}/answer`, {
-          body: { optionIds: ["b"] }
+        const client = yield* typedClient()
+        const answered = yield* client.questions.answer({
+          path: { id: first.id, questionId: first.answered },
+          payload: { optionIds: ["b"] }
         })
-        expect(answered.status).toBe(200)
-        expect(answered.body).toMatchObject({ questionId: first.answered, status: "answered" })
+        expect(answered).toMatchObject({ questionId: first.answered, status: "answered" })
         const entries = yield* eventually(
           timeline(first.id),
           (entries) => entries.some((e) => e.role === "assistant" && textOf(e) === "You said: Blue" && e.status === "complete"),
@@ -290,8 +290,9 @@ describe("crash", () => {
         expect(reply.note).toEqual(expect.any(String))
         expect(reply.note.length).toBeGreaterThan(0)
         const node = yield* TestNode
-        const list = yield* node.request("GET", "/conversations")
-        expect(list.body.conversations).toMatchObject([{ conversationId: id, running: false }])
+        const client = yield* typedClient()
+        const list = yield* client.conversations.list()
+        expect(list.conversations).toMatchObject([{ conversationId: id, running: false }])
 
         // The cut-off turn's terminal event was stored at start-up: a resume and a retry both end with `done`.
         const taskId = /^id: (task_[^:\n]+):1$/m.exec(received)![1]!

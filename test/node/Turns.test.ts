@@ -4,7 +4,7 @@ import { Duration, Effect, TestClock } from "effect"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
-import { conversation, doneOf, eventually, hasEvent, textOf, timeline } from "../support/NodeFixtures.js"
+import { conversation, doneOf, eventually, hasEvent, send, textOf, timeline, typedClient } from "../support/NodeFixtures.js"
 
 const script: ScriptInput = {
   rules: [
@@ -17,17 +17,11 @@ const script: ScriptInput = {
 const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>, options: Parameters<typeof NodeServer.layer>[0] = { script }) =>
   Effect.provide(effect, NodeServer.layer(options))
 
-
-
-
-
-
 describe("messages", () => {
   it.scoped("the waiting route answers with the result and stores both messages with their origin", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
-      const response = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "hello" }, as: "cli-api" })
+      const response = yield* send(id, { text: "hello" }, "cli-api")
       expect(response.status).toBe(200)
       expect(response.body.resolution).toBe("answered")
       expect(response.body.taskId).toMatch(/^task_/)
@@ -92,15 +86,15 @@ describe("rule 4: bare text from the same origin and channel is steered into the
 
   it.scoped("on the waiting route too", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
       const first = yield* writingTurn(id, "cli-api")
       const fiber = yield* Effect.fork(
-        node.request("POST", `/conversations/${id}/messages`, { body: { text: "more" }, as: "cli-api" })
+        send(id, { text: "more" }, "cli-api")
       )
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 100)))
+      // The steered message is stored on arrival; only then may the turn's clock move on.
+      yield* eventually(timeline(id), (entries) => entries.length === 3, "the steered message is stored")
       yield* TestClock.adjust(Duration.seconds(1))
-      const response = yield* fiber.await.pipe(Effect.flatten)
+      const response = yield* fiber.await.pipe(Effect.flatten, Effect.orDie)
       expect(response.status).toBe(200)
       expect(response.body.resolution).toBe("steered")
       expect(response.body.messageIds).toEqual([])
@@ -146,13 +140,13 @@ describe("rule 2: another origin, or typed text during a spoken turn, is never s
 describe("rule 3: the waiting route interrupts a running turn for a message with references", () => {
   it.scoped("the running reply is kept and labelled stopped; the new message is answered next", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
       const other = yield* conversation
       const first = yield* writingTurn(id)
-      const response = yield* node.request("POST", `/conversations/${id}/messages`, {
-        body: { text: "look at this", references: { version: 1, items: [{ kind: "conversation", id: other }] } }
-      })
+      const response = yield* send(id, {
+        text: "look at this",
+        references: { version: 1, items: [{ kind: "conversation", id: other }] }
+      }).pipe(Effect.orDie)
       expect(response.status).toBe(200)
       expect(response.body.resolution).toBe("answered")
       const firstDone = doneOf(yield* first.ended)
@@ -202,8 +196,8 @@ describe("rule 6: stop cancels every waiting message", () => {
       const id = yield* conversation
       const first = yield* writingTurn(id, "person")
       const waiting = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "queued" }, { as: "cli-api" })
-      const stop = yield* node.request("POST", `/conversations/${id}/stop`, { body: { source: "chat" } })
-      expect(stop.body).toEqual({ stopped: true })
+      const client = yield* typedClient()
+      expect(yield* client.conversations.stop({ path: { id }, payload: { source: "chat" } })).toEqual({ stopped: true })
       const firstDone = doneOf(yield* first.ended)
       expect(firstDone.resolution).toBe("stopped")
       expect(textOf(firstDone.timeline.entries[1])).toBe("one ")
@@ -213,8 +207,7 @@ describe("rule 6: stop cancels every waiting message", () => {
       const queued = entries.find((e) => textOf(e) === "queued")
       expect(queued).toMatchObject({ role: "user", origin: "cli-api" })
       expect(entries.at(-1)).toMatchObject({ role: "assistant", status: "cancelled", note: "Stopped before it started." })
-      const again = yield* node.request("POST", `/conversations/${id}/stop`, { body: {} })
-      expect(again.body).toEqual({ stopped: false })
+      expect(yield* client.conversations.stop({ path: { id }, payload: {} })).toEqual({ stopped: false })
     })))
 
   it.scoped("emergency stop ends every turn in every conversation and reports the counts", () =>
@@ -223,9 +216,9 @@ describe("rule 6: stop cancels every waiting message", () => {
       const ids = yield* Effect.all(Array.from({ length: 5 }, () => conversation))
       const streams = yield* Effect.forEach(ids, (id) => writingTurn(id))
       const waiting = yield* node.stream(`/conversations/${ids[0]}/messages/stream`, { text: "queued" }, { as: "cli-api" })
-      const stop = yield* node.request("POST", "/stop", { as: "cli-api" })
-      expect(stop.status).toBe(200)
-      expect(stop.body).toEqual({ stopped: { turns: 5, waiting: 1, jobs: 0, commands: 0 } })
+      const cli = yield* typedClient("cli-api")
+      const stop = yield* cli.conversations.emergencyStop()
+      expect(stop).toEqual({ stopped: { turns: 5, waiting: 1, jobs: 0, commands: 0 } })
       for (const stream of streams) expect(doneOf(yield* stream.ended).resolution).toBe("stopped")
       expect(doneOf(yield* waiting.ended).resolution).toBe("cancelled")
     })))
@@ -233,11 +226,10 @@ describe("rule 6: stop cancels every waiting message", () => {
   // More turns than one checkpoint transaction takes, so their ends are stored over several.
   it.scoped("emergency stop of 40 turns stores every reply stopped with its text, as each done event says", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const ids = yield* Effect.all(Array.from({ length: 40 }, () => conversation))
       const streams = yield* Effect.forEach(ids, (id) => writingTurn(id, "person", "forever"), { concurrency: "unbounded" })
-      const stop = yield* node.request("POST", "/stop", { as: "cli-api" })
-      expect(stop.body).toEqual({ stopped: { turns: 40, waiting: 0, jobs: 0, commands: 0 } })
+      const cli = yield* typedClient("cli-api")
+      expect(yield* cli.conversations.emergencyStop()).toEqual({ stopped: { turns: 40, waiting: 0, jobs: 0, commands: 0 } })
       for (const [i, stream] of streams.entries()) {
         const done = doneOf(yield* stream.ended)
         expect(done.resolution).toBe("stopped")
@@ -253,14 +245,10 @@ describe("rule 6: stop cancels every waiting message", () => {
 describe("rule 7: references are re-checked on arrival", () => {
   it.scoped("a missing reference refuses the whole message with 400 naming it, storing nothing", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
-      const ref = { kind: "conversation", id: "conv_gone" }
-      const response = yield* node.request("POST", `/conversations/${id}/messages`, {
-        body: { text: "see", references: { version: 1, items: [ref] } }
-      })
-      expect(response.status).toBe(400)
-      expect(response.body).toMatchObject({ code: "REFERENCE_NOT_AVAILABLE", reference: ref })
+      const ref = { kind: "conversation", id: "conv_gone" } as const
+      const refused = yield* Effect.flip(send(id, { text: "see", references: { version: 1, items: [ref] } }))
+      expect(refused).toMatchObject({ code: "REFERENCE_NOT_AVAILABLE", members: { reference: ref } })
       expect(yield* timeline(id)).toEqual([])
     })))
 
@@ -269,6 +257,7 @@ describe("rule 7: references are re-checked on arrival", () => {
       const node = yield* TestNode
       const id = yield* conversation
       const items = Array.from({ length: 9 }, () => ({ kind: "conversation", id }))
+      // The typed client would refuse to encode this; the node's own check is the point, so the request is raw.
       const response = yield* node.request("POST", `/conversations/${id}/messages`, {
         body: { text: "see", references: { version: 1, items } }
       })
@@ -326,11 +315,10 @@ describe("following turns", () => {
 
   it.scoped("a retried submission with the same client request id never starts a second turn", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
       const body = { text: "hello", clientRequestId: "req-1" }
-      const first = yield* node.request("POST", `/conversations/${id}/messages`, { body })
-      const retry = yield* node.request("POST", `/conversations/${id}/messages`, { body })
+      const first = yield* send(id, body).pipe(Effect.orDie)
+      const retry = yield* send(id, body).pipe(Effect.orDie)
       expect(retry.status).toBe(200)
       expect(retry.body.taskId).toBe(first.body.taskId)
       expect(retry.body.resolution).toBe("answered")
@@ -355,9 +343,8 @@ describe("following turns", () => {
 describe("typed app intents", () => {
   it.scoped("'open settings' is answered with an appIntent and never reaches the model", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
-      const response = yield* node.request("POST", `/conversations/${id}/messages`, { body: { text: "Open settings" } })
+      const response = yield* send(id, { text: "Open settings" })
       expect(response.status).toBe(200)
       expect(response.body).toMatchObject({ resolution: "app-intent", taskId: null, appIntent: { kind: "open-settings" } })
       const entries = yield* timeline(id)
@@ -369,8 +356,8 @@ describe("no model configured", () => {
   it.scoped("a message gets an error event telling how to configure one", () =>
     Effect.gen(function*() {
       const node = yield* TestNode
-      const info = yield* node.request("GET", "/node")
-      expect(info.body.model).toBeNull()
+      const client = yield* typedClient()
+      expect((yield* client.conversations.node()).model).toBeNull()
       const id = yield* conversation
       const stream = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "hi" })
       const events = yield* stream.ended
@@ -383,9 +370,8 @@ describe("no model configured", () => {
 describe("the waiting route's budget", () => {
   it.scoped("answers 202 background when the turn outlives it, and the turn goes on", () =>
     withNode(Effect.gen(function*() {
-      const node = yield* TestNode
       const id = yield* conversation
-      const fiber = yield* Effect.fork(node.request("POST", `/conversations/${id}/messages`, { body: { text: "forever" } }))
+      const fiber = yield* Effect.fork(send(id, { text: "forever" }))
       yield* eventually(timeline(id), (entries) => entries.length === 2, "the reply exists")
       yield* TestClock.adjust(Duration.seconds(60))
       const response = yield* fiber.await.pipe(Effect.flatten)

@@ -2,8 +2,10 @@
 import { Effect } from "effect"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { NodeApi } from "../../schema/node/Api.js"
+import type { MessageRequest } from "../../schema/node/Conversation.js"
+import type { NodeError } from "../../schema/node/Errors.js"
 import { type As, type SseEvent, TestNode } from "./NodeServer.js"
 
 /** Waits on real time: the server runs on the test clock, but its own work needs real time to happen. */
@@ -34,6 +36,28 @@ export const typedClient = (as: As = "person") =>
       baseUrl: node.baseUrl,
       transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(node.headers(as)))
     })).pipe(Effect.provide(FetchHttpClient.layer))
+
+/**
+ * A typed call (made `withResponse: true`) as status and body. A refusal is decoded by the schema its route
+ * declares for that status, then laid out as on the wire, so a test reads codes and members as a client sees them.
+ */
+export const wire = <A, E extends { readonly _tag: string }, R>(
+  call: Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E | NodeError, R>
+): Effect.Effect<{ readonly status: number; readonly body: any }, Exclude<E, NodeError>, R> =>
+  call.pipe(
+    Effect.map(([body, response]) => ({ status: response.status, body })),
+    Effect.catchIf(
+      (error): error is NodeError => error._tag === "NodeError",
+      (error) => Effect.succeed({ status: error.status, body: { ...error.members, code: error.code, message: error.message } })
+    )
+  ) as any
+
+/** The waiting route through the typed client; the status tells an answer (200) from a background one (202). */
+export const send = (id: string, payload: typeof MessageRequest.Encoded, as: As = "person") =>
+  Effect.flatMap(typedClient(as), (client) =>
+    client.conversations.send({ path: { id }, payload, withResponse: true })).pipe(
+      Effect.map(([body, response]) => ({ status: response.status, body }))
+    )
 
 export const conversation = Effect.gen(function*() {
   const client = yield* typedClient()
