@@ -22,3 +22,36 @@ export class ManifestVersionUnsupported extends Schema.TaggedError<ManifestVersi
 ) {}
 
 export type ManifestError = ManifestInvalid | ManifestVersionUnsupported
+
+/** Why a local folder (or an unpacked tarball) cannot be a package. */
+export const UnreadableReason = Schema.Literal(
+  "not-a-folder",
+  "too-many-files",
+  "too-many-folders",
+  "too-deep",
+  "too-large",
+  "link",
+  "special-file",
+  "unreadable"
+)
+
+/**
+ * The folder cannot be read as a package: over a limit, a symbolic or hard link, a device or socket, or a
+ * file the node may not read. `path` is relative to the folder (never the person's absolute path).
+ */
+export class LocalSourceUnreadable extends Schema.TaggedError<LocalSourceUnreadable>()("LocalSourceUnreadable", {
+  reason: UnreadableReason,
+  path: Schema.optional(Schema.String),
+  limit: Schema.optional(Schema.Number)
+}) {}
+
+/** The bytes are not the ones listed or approved: `expected` was asked for, `actual` was found. */
+export class DigestMismatch extends Schema.TaggedError<DigestMismatch>()("DigestMismatch", {
+  expected: Schema.String,
+  actual: Schema.String
+}) {}
+
+/** The package cache could not be written (full, read-only, missing); nothing was installed. */
+export class PackageCacheUnavailable extends Schema.TaggedError<PackageCacheUnavailable>()("PackageCacheUnavailable", {
+  detail: Schema.String
+}) {}
