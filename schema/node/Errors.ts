@@ -119,6 +119,19 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
     /** A body, header or nesting over the node's limit: the limit it broke (README, "Request limits of the node"). */
     limitBytes: Schema.optional(Schema.Int)
   },
+  LOCAL_SOURCE_UNREADABLE: {
+    reason: Schema.String,
+    path: Schema.optional(Schema.String),
+    limit: Schema.optional(Schema.Number),
+    problem: Schema.optional(Schema.String)
+  },
+  DIGEST_MISMATCH: { expected: Schema.optional(Schema.String), actual: Schema.optional(Schema.String) },
+  DECLARED_REACH_MISMATCH: {
+    undeclared: Schema.optional(
+      Schema.Array(Schema.Struct({ kind: Schema.String, value: Schema.String, access: Schema.NullOr(Schema.String) }))
+    )
+  },
+  APPROVAL_ALREADY_DECIDED: { status: Schema.optional(Schema.String) },
   REFERENCE_NOT_AVAILABLE: {
     reference: Schema.Struct({ kind: Schema.String, id: Schema.String })
   },

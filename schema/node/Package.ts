@@ -10,6 +10,7 @@ import { refusals } from "./Errors.js"
 import { Decision, DecisionRequest } from "./Inbox.js"
 import { LookupId } from "./Instance.js"
 import { Authenticated, PersonOnly } from "./Security.js"
+import { Facet, Permission } from "../marketplace/Package.js"
 
 /** A package id in the node's directory: a registry name (maybe scoped) or a local folder's id. */
 export const PackageId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(214))
@@ -92,10 +93,156 @@ export const ConnectionCallbackParams = Schema.Struct({
   error_description: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
 })
 
+// ---------------------------------------------------------------------------
+// The directory (not shown in the spec: decided in docs/decisions.md, "Package directory")
+
+/** What is installed of a package, and whether the directory still lists exactly that. */
+export const InstalledState = Schema.Struct({
+  version: Schema.String,
+  digest: Schema.String,
+  installedAt: Schema.String,
+  /** False once the listing changed (another version or digest): the package answers 409 NOT_INSTALLED. */
+  current: Schema.Boolean
+}).annotations({ identifier: "InstalledState" })
+
+/**
+ * One installable package. `digest` is what an install is bound to: the content digest the node computed for
+ * a local folder (`sha256:…`), the registry integrity the marketplace lists for a registry package.
+ */
+export const Listing = Schema.Struct({
+  packageId: PackageId,
+  source: Schema.Literal("local", "marketplace"),
+  name: Schema.String,
+  version: Schema.String,
+  description: Schema.String,
+  digest: Digest,
+  /** For a local folder, the same as `digest`; what the Install button sends back as `localDigest`. */
+  contentDigest: Schema.NullOr(Digest),
+  facets: Schema.Array(Facet),
+  permissions: Schema.Array(Permission),
+  /** The folder the person added (local listings only). */
+  path: Schema.NullOr(Schema.String),
+  installed: Schema.NullOr(InstalledState)
+}).annotations({ identifier: "Listing" })
+export type Listing = typeof Listing.Type
+
+export const DirectoryParams = Schema.Struct({
+  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+})
+
+export const Directory = Schema.Struct({
+  packages: Schema.Array(Listing),
+  /** Why the marketplace's part is missing (not configured, unreachable), or null when it answered. */
+  marketplace: Schema.Struct({ status: Schema.Literal("ok", "not-configured", "unreachable"), url: Schema.NullOr(Schema.String) })
+}).annotations({ identifier: "Directory" })
+
+export const PackagePath = Schema.Struct({ packageId: PathSegment(PackageId) })
+
+/** A folder on this computer to list as a package. */
+export const AddLocalRequest = Schema.Struct({
+  path: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))
+}).annotations({ identifier: "AddLocalRequest" })
+
+// ---------------------------------------------------------------------------
+// Install approvals and their event stream
+
+/** `refused`: a granted decision whose install was refused (the files changed); `failed`: its install failed. */
+export const ApprovalStatus = Schema.Literal("waiting", "granted", "denied", "expired", "refused", "failed")
+
+/** An install approval as the app and the CLI read it (GET /packages/approvals/{approvalId}). */
+export const InstallApproval = Schema.Struct({
+  approvalId: Schema.String,
+  kind: Schema.Literal("install-approval"),
+  packageId: Schema.String,
+  source: Schema.Literal("local", "marketplace"),
+  version: Schema.String,
+  /** What a decision must send back as `digest`. */
+  operationDigest: Schema.String,
+  asksFor: Schema.Array(Permission),
+  riskTier: Schema.Literal("declarative", "sandboxed", "reaches-out", "native"),
+  status: ApprovalStatus,
+  requestedAt: Schema.String,
+  expiresAt: Schema.String,
+  decidedAt: Schema.NullOr(Schema.String),
+  /** The surface that asked (`person`, `cli-api`, …). */
+  askedBy: Schema.String
+}).annotations({ identifier: "InstallApproval" })
+export type InstallApproval = typeof InstallApproval.Type
+
+export const ApprovalOutcome = Schema.Literal("asked", "installed", "denied", "expired", "refused", "failed")
+export type ApprovalOutcome = typeof ApprovalOutcome.Type
+
+/** One entry of the `package.install-approval` event stream; `seq` grows by one per entry. */
+export const ApprovalEvent = Schema.Struct({
+  seq: Schema.Int,
+  approvalId: Schema.String,
+  packageId: Schema.String,
+  version: Schema.String,
+  outcome: ApprovalOutcome,
+  /** Why a granted install was refused or failed (DigestMismatch, LocalSourceUnreadable, …), null otherwise. */
+  reason: Schema.NullOr(Schema.String),
+  at: Schema.String
+}).annotations({ identifier: "ApprovalEvent" })
+export type ApprovalEvent = typeof ApprovalEvent.Type
+
+export const ApprovalEventsParams = Schema.Struct({
+  after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+})
+export const ApprovalEvents = Schema.Struct({
+  stream: Schema.Literal("package.install-approval"),
+  events: Schema.Array(ApprovalEvent)
+}).annotations({ identifier: "ApprovalEvents" })
+
 /** A short page that never repeats the code or the state. */
 export const Html = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
 
 export class PackagesGroup extends HttpApiGroup.make("packages")
+  .add(
+    HttpApiEndpoint.get("directory", "/packages")
+      .setUrlParams(DirectoryParams)
+      .addSuccess(Directory)
+      .addError(refusals("INVALID_INPUT"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("listing", "/packages/listing/:packageId")
+      .setPath(PackagePath)
+      .addSuccess(Listing)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("addLocal", "/packages/local")
+      .setPayload(AddLocalRequest)
+      .addSuccess(Listing, { status: 201 })
+      .addError(refusals("INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("requestInstall", "/packages/install-requests")
+      .setPayload(InstallRequest)
+      .addSuccess(InstallApprovalRequired, { status: 202 })
+      .addError(refusals(
+        "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH",
+        "DECLARED_REACH_MISMATCH", "PACKAGE_CACHE_UNAVAILABLE"
+      ))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("approval", "/packages/approvals/:approvalId")
+      .setPath(PackageApprovalPath)
+      .addSuccess(InstallApproval)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("approvalEvents", "/packages/approval-events")
+      .setUrlParams(ApprovalEventsParams)
+      .addSuccess(ApprovalEvents)
+      .addError(refusals("INVALID_INPUT"))
+      .middleware(Authenticated)
+  )
   .add(
     HttpApiEndpoint.post("install", "/packages/install")
       .setPayload(InstallRequest)

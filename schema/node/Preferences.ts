@@ -12,7 +12,7 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { DateTimeString } from "../common/Text.js"
 import { refusals } from "./Errors.js"
-import { Authenticated } from "./Security.js"
+import { Authenticated, PersonOnly } from "./Security.js"
 
 /** Body of every preference write. The value is checked by the handler against the preference's Schema. */
 export const PreferenceWrite = Schema.Struct({
@@ -35,7 +35,21 @@ export const MachineTurnsPreference = preferenceState("execution.machineTurns", 
   identifier: "MachineTurnsPreference"
 })
 
-/** Not person-only: a token holder can change this setting (the spec says so). */
+/**
+ * `execution.installs` (not in the spec; docs/decisions.md, "Package install policy"): which installs ask the
+ * person first. `ask-when-reaching-out` (the default) asks for packages with outside reach or native code,
+ * `always-ask` for every install, `off` refuses installs (403 POLICY_REFUSED). Machine surfaces always ask.
+ */
+export const InstallMode = Schema.Literal("ask-when-reaching-out", "always-ask", "off").annotations({
+  identifier: "InstallMode"
+})
+export type InstallMode = typeof InstallMode.Type
+
+export const InstallModePreference = preferenceState("execution.installs", InstallMode).annotations({
+  identifier: "InstallModePreference"
+})
+
+/** `execution.machineTurns` is not person-only: a token holder can change it (the spec says so). */
 export class PreferencesGroup extends HttpApiGroup.make("preferences")
   .add(
     HttpApiEndpoint.put("setMachineTurns", "/preferences/execution.machineTurns")
@@ -43,5 +57,13 @@ export class PreferencesGroup extends HttpApiGroup.make("preferences")
       .addSuccess(MachineTurnsPreference)
       .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID"))
       .middleware(Authenticated)
+  )
+  // Person-only: a machine surface loosening the install policy would approve its own installs.
+  .add(
+    HttpApiEndpoint.put("setInstallMode", "/preferences/execution.installs")
+      .setPayload(PreferenceWrite)
+      .addSuccess(InstallModePreference)
+      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID"))
+      .middleware(PersonOnly)
   )
 {}

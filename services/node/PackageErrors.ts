@@ -55,3 +55,61 @@ export class DigestMismatch extends Schema.TaggedError<DigestMismatch>()("Digest
 export class PackageCacheUnavailable extends Schema.TaggedError<PackageCacheUnavailable>()("PackageCacheUnavailable", {
   detail: Schema.String
 }) {}
+
+/** The directory lists no package of this id. */
+export class PackageNotListed extends Schema.TaggedError<PackageNotListed>()("PackageNotListed", {
+  packageId: Schema.String
+}) {}
+
+/** The install request is missing what its listing needs (a local package's `localDigest`). */
+export class InstallRequestInvalid extends Schema.TaggedError<InstallRequestInvalid>()("InstallRequestInvalid", {
+  field: Schema.String,
+  problem: Schema.String
+}) {}
+
+/** The manifest reaches outside the sandbox further than its listing showed (rule 7). */
+export class DeclaredReachMismatch extends Schema.TaggedError<DeclaredReachMismatch>()("DeclaredReachMismatch", {
+  undeclared: Schema.Array(Schema.Struct({ kind: Schema.String, value: Schema.String, access: Schema.NullOr(Schema.String) }))
+}) {}
+
+/** The install policy (`execution.installs`) refuses installs. */
+export class InstallPolicyRefused extends Schema.TaggedError<InstallPolicyRefused>()("InstallPolicyRefused", {
+  mode: Schema.String
+}) {}
+
+/** Installing from the registry is not available on this node yet. */
+export class RegistryInstallUnavailable extends Schema.TaggedError<RegistryInstallUnavailable>()(
+  "RegistryInstallUnavailable",
+  { packageId: Schema.String }
+) {}
+
+export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>()("ApprovalNotFound", {
+  approvalId: Schema.String
+}) {}
+
+/** The decision's digest is not the `operationDigest` the person was asked about. */
+export class ApprovalForged extends Schema.TaggedError<ApprovalForged>()("ApprovalForged", {
+  approvalId: Schema.String
+}) {}
+
+export class ApprovalAlreadyDecided extends Schema.TaggedError<ApprovalAlreadyDecided>()("ApprovalAlreadyDecided", {
+  approvalId: Schema.String,
+  status: Schema.String
+}) {}
+
+export class ApprovalExpired extends Schema.TaggedError<ApprovalExpired>()("ApprovalExpired", {
+  approvalId: Schema.String
+}) {}
+
+export type InstallError =
+  | PackageNotListed
+  | InstallRequestInvalid
+  | LocalSourceUnreadable
+  | DigestMismatch
+  | PackageCacheUnavailable
+  | ManifestError
+  | DeclaredReachMismatch
+  | InstallPolicyRefused
+  | RegistryInstallUnavailable
+
+export type ApprovalError = InstallError | ApprovalNotFound | ApprovalForged | ApprovalAlreadyDecided | ApprovalExpired

@@ -95,6 +95,20 @@ const expected: ReadonlyArray<Route> = [
   ["GET", "/map-tiles/{z}/{x}/{y}", "authenticated"]
 ]
 
+/**
+ * Routes the spec leaves open ("not shown") and docs/decisions.md decides, with their protection: the package
+ * directory, the install request of machine surfaces, approval reads and the `package.install-approval` stream.
+ */
+const decided: ReadonlyArray<Route> = [
+  ["GET", "/packages", "authenticated"],
+  ["GET", "/packages/listing/{packageId}", "authenticated"],
+  ["POST", "/packages/local", "authenticated"],
+  ["POST", "/packages/install-requests", "authenticated"],
+  ["GET", "/packages/approvals/{approvalId}", "authenticated"],
+  ["GET", "/packages/approval-events", "authenticated"],
+  ["PUT", "/preferences/execution.installs", "person-only"]
+]
+
 interface Declared {
   readonly group: string
   readonly name: string
@@ -148,8 +162,8 @@ describe("node contract", () => {
     expect(missing).toEqual([])
   })
 
-  it("declares no route the spec does not list", () => {
-    const listed = new Set(expected.map(([method, path]) => key(method, path)))
+  it("declares no route the spec does not list, beside the decided ones", () => {
+    const listed = new Set([...expected, ...decided].map(([method, path]) => key(method, path)))
     const extra = declared.filter((row) => !listed.has(key(row.method, row.path))).map((row) => key(row.method, row.path))
     expect(extra).toEqual([])
   })
@@ -161,9 +175,9 @@ describe("node contract", () => {
     expect(new Set(expected.map(([method, path]) => key(method, path))).size).toBe(expected.length)
   })
 
-  it("protects each route as the spec says", () => {
+  it("protects each route as the spec (or the decision) says", () => {
     const protectionOf = new Map(declared.map((row) => [key(row.method, row.path), row.protection]))
-    const wrong = expected
+    const wrong = [...expected, ...decided]
       .filter(([method, path, protection]) => protectionOf.get(key(method, path)) !== protection)
       .map(([method, path, protection]) => ({ route: key(method, path), expected: protection, declared: protectionOf.get(key(method, path)) }))
     expect(wrong).toEqual([])
@@ -278,7 +292,8 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("setKey", unbuilt)
       .handle("removeKey", unbuilt)
       .handle("tile", unbuilt)),
-  HttpApiBuilder.group(NodeApi, "preferences", (handlers) => handlers.handle("setMachineTurns", unbuilt))
+  HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
+    handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt))
 )
 
 describe("pending node handlers", () => {

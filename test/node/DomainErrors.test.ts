@@ -21,6 +21,22 @@ import {
   TurnNotFound
 } from "../../services/node/ConversationErrors.js"
 import { DeletionRefused } from "../../services/node/DeletionErrors.js"
+import {
+  ApprovalAlreadyDecided,
+  ApprovalExpired,
+  ApprovalForged,
+  ApprovalNotFound,
+  DeclaredReachMismatch,
+  DigestMismatch,
+  InstallPolicyRefused,
+  InstallRequestInvalid,
+  LocalSourceUnreadable,
+  ManifestInvalid,
+  ManifestVersionUnsupported,
+  PackageCacheUnavailable,
+  PackageNotListed,
+  RegistryInstallUnavailable
+} from "../../services/node/PackageErrors.js"
 import { NotImplementedYet } from "../../services/node/PendingErrors.js"
 import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
 import { SecretNameReserved, SecretStoreUnavailable } from "../../services/node/SecretErrors.js"
@@ -100,6 +116,37 @@ const rows: ReadonlyArray<Row> = [
     "CONVERSATION_BUSY",
     { deleted: false, decision: { kind: "refused", say: "A reply is still being written" } }
   ],
+  // Packages
+  [new LocalSourceUnreadable({ reason: "link", path: "a/b" }), 400, "LOCAL_SOURCE_UNREADABLE", { reason: "link", path: "a/b" }],
+  [
+    new LocalSourceUnreadable({ reason: "too-many-files", limit: 5000 }),
+    400,
+    "LOCAL_SOURCE_UNREADABLE",
+    { reason: "too-many-files", limit: 5000 }
+  ],
+  [
+    new ManifestInvalid({ path: "clark.tools[0].risk", problem: "Expected \"read\"" }),
+    400,
+    "LOCAL_SOURCE_UNREADABLE",
+    { reason: "manifest", path: "clark.tools[0].risk", problem: "Expected \"read\"" }
+  ],
+  [
+    new ManifestVersionUnsupported({ found: "2", supported: 1 }),
+    400,
+    "LOCAL_SOURCE_UNREADABLE",
+    { reason: "manifest-version", path: "clark.manifestVersion" }
+  ],
+  [new DigestMismatch({ expected: "sha256:a", actual: "sha256:b" }), 409, "DIGEST_MISMATCH", { expected: "sha256:a", actual: "sha256:b" }],
+  [new PackageCacheUnavailable({ detail: "ENOSPC" }), 503, "PACKAGE_CACHE_UNAVAILABLE", {}],
+  [new PackageNotListed({ packageId: "nope" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new InstallRequestInvalid({ field: "localDigest", problem: "required" }), 400, "INVALID_INPUT", { field: "localDigest" }],
+  [new DeclaredReachMismatch({ undeclared: [{ kind: "network", value: "tides.example.org", access: null }] }), 409, "DECLARED_REACH_MISMATCH", { undeclared: [{ kind: "network", value: "tides.example.org", access: null }] }],
+  [new InstallPolicyRefused({ mode: "off" }), 403, "POLICY_REFUSED", {}],
+  [new RegistryInstallUnavailable({ packageId: "x" }), 501, "NOT_IMPLEMENTED", {}],
+  [new ApprovalNotFound({ approvalId: "apr_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new ApprovalForged({ approvalId: "apr_1" }), 403, "APPROVAL_FORGED", {}],
+  [new ApprovalAlreadyDecided({ approvalId: "apr_1", status: "denied" }), 409, "APPROVAL_ALREADY_DECIDED", { status: "denied" }],
+  [new ApprovalExpired({ approvalId: "apr_1" }), 409, "APPROVAL_EXPIRED", {}],
   [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
 ]
 
@@ -141,6 +188,20 @@ describe("toNodeError", () => {
       SecretNameReserved: true,
       PreferenceInvalid: true,
       DeletionRefused: true,
+      LocalSourceUnreadable: true,
+      ManifestInvalid: true,
+      ManifestVersionUnsupported: true,
+      DigestMismatch: true,
+      PackageCacheUnavailable: true,
+      PackageNotListed: true,
+      InstallRequestInvalid: true,
+      DeclaredReachMismatch: true,
+      InstallPolicyRefused: true,
+      RegistryInstallUnavailable: true,
+      ApprovalNotFound: true,
+      ApprovalForged: true,
+      ApprovalAlreadyDecided: true,
+      ApprovalExpired: true,
       NotImplementedYet: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))

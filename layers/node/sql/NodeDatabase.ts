@@ -7,11 +7,13 @@ import * as path from "node:path"
 import conversations from "./migrations/0001_conversations.js"
 import preferences from "./migrations/0002_preferences.js"
 import artifacts from "./migrations/0003_artifacts.js"
+import packages from "./migrations/0004_packages.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
   "0002_preferences": preferences,
-  "0003_artifacts": artifacts
+  "0003_artifacts": artifacts,
+  "0004_packages": packages
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

@@ -59,7 +59,13 @@ export const WorkPending = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
 /** POST /credentials already refuses the map key by name (see Maps.ts); the rest waits for the packages work. */
 export const PackagesPending = HttpApiBuilder.group(NodeApi, "packages", (handlers) =>
   handlers
+    .handle("directory", notYet)
+    .handle("listing", notYet)
+    .handle("addLocal", notYet)
     .handle("install", notYet)
+    .handle("requestInstall", notYet)
+    .handle("approval", notYet)
+    .handle("approvalEvents", notYet)
     .handle("decideApproval", notYet)
     .handle("storeCredential", storeCredential)
     .handle("connectionCallback", notYet))

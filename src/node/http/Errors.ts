@@ -14,6 +14,7 @@ import type { AccessError } from "../../../services/node/AccessErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
+import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
 import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import type { PreferenceInvalid } from "../../../services/node/PreferenceErrors.js"
 import type { SecretError } from "../../../services/node/SecretErrors.js"
@@ -27,6 +28,7 @@ export type NodeDomainError =
   | SecretError
   | PreferenceInvalid
   | DeletionRefused
+  | ApprovalError
   | NotImplementedYet
 
 /** At most this many characters of anything a client sent appear in a message. */
@@ -48,6 +50,18 @@ const offlineMessages: Record<OfflineReason, string> = {
   "no-provider": "No tile provider is set",
   "key-unavailable": "The tile provider needs a key and none is stored",
   "key-origin-mismatch": "The stored map tile key is bound to another origin"
+}
+
+/** Why a folder or unpacked package cannot be read, as a sentence (the members carry the details). */
+const unreadableMessages: Record<typeof UnreadableReason.Type, string> = {
+  "not-a-folder": "The path is not a folder this node can read (an absolute path to a folder is needed)",
+  "too-many-files": "The package has more files than the node installs",
+  "too-many-folders": "The package has more folders than the node installs",
+  "too-deep": "The package's folders nest deeper than the node installs",
+  "too-large": "The package is larger than the node installs",
+  link: "The package contains a symbolic or hard link",
+  "special-file": "The package contains something that is neither a file nor a folder",
+  unreadable: "A file of the package cannot be read"
 }
 
 /** Which field of the answer a refused answer is about. */
@@ -128,6 +142,45 @@ const mapping: Mapping = {
       deleted: false,
       decision: { kind: "refused", say: e.say }
     }),
+  // Packages: reading, installing, approvals
+  LocalSourceUnreadable: (e) =>
+    refuse("LOCAL_SOURCE_UNREADABLE", unreadableMessages[e.reason], {
+      reason: e.reason,
+      ...(e.path === undefined ? {} : { path: e.path }),
+      ...(e.limit === undefined ? {} : { limit: e.limit })
+    }),
+  ManifestInvalid: (e) =>
+    refuse("LOCAL_SOURCE_UNREADABLE", `package.json: ${e.path === "" ? "" : `${e.path} `}${e.problem}`, {
+      reason: "manifest",
+      path: e.path,
+      problem: e.problem
+    }),
+  ManifestVersionUnsupported: (e) =>
+    refuse("LOCAL_SOURCE_UNREADABLE", `manifestVersion ${e.found} is not one this node reads (it reads ${e.supported})`, {
+      reason: "manifest-version",
+      path: "clark.manifestVersion"
+    }),
+  DigestMismatch: (e) =>
+    refuse("DIGEST_MISMATCH", "The package's files are not the ones listed or approved", {
+      expected: e.expected,
+      actual: e.actual
+    }),
+  PackageCacheUnavailable: (e) =>
+    refuse("PACKAGE_CACHE_UNAVAILABLE", `The package cache cannot be written (${e.detail}); nothing was installed`),
+  PackageNotListed: (e) => refuse("RESOURCE_NOT_FOUND", `The directory lists no package ${quote(e.packageId)}`),
+  InstallRequestInvalid: (e) => refuse("INVALID_INPUT", `${e.field}: ${e.problem}`, { field: e.field }),
+  DeclaredReachMismatch: (e) =>
+    refuse("DECLARED_REACH_MISMATCH", "The package declares outside reach its listing did not show", {
+      undeclared: e.undeclared
+    }),
+  InstallPolicyRefused: (e) => refuse("POLICY_REFUSED", `The install policy (execution.installs: ${e.mode}) refuses installs`),
+  RegistryInstallUnavailable: (e) =>
+    refuse("NOT_IMPLEMENTED", `Installing ${quote(e.packageId)} from the registry is not available on this node yet`),
+  ApprovalNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No approval ${quote(e.approvalId)}`),
+  ApprovalForged: () => refuse("APPROVAL_FORGED", "The digest is not the one this approval asked about"),
+  ApprovalAlreadyDecided: (e) =>
+    refuse("APPROVAL_ALREADY_DECIDED", `The approval was already decided (${e.status})`, { status: e.status }),
+  ApprovalExpired: () => refuse("APPROVAL_EXPIRED", "The approval expired before it was decided; nothing was installed"),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }
