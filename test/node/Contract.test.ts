@@ -203,7 +203,9 @@ describe("node contract", () => {
         "PUT /preferences/maps.tilePolicy",
         "POST /preferences/maps.tilePolicy/undo",
         "PUT /map-tiles/key",
-        "DELETE /map-tiles/key"
+        "DELETE /map-tiles/key",
+        // Decided: loosening the install policy is the person's own act.
+        "PUT /preferences/execution.installs"
       ].sort()
     )
   })
