@@ -224,6 +224,31 @@ describe.each(dialects)("curation on %s", (dialect) => {
       expect(items.slice(0, 2).map((item) => item.packageName)).toEqual(["rush-0", "rush-3"])
     })
 
+    it("refuses a NUL or a lone surrogate in any text with 400 validation_failed and stores nothing", async () => {
+      const nul = await command("nul", { action: "create", title: "a\u0000b" })
+      expect(nul.status).toBe(400)
+      expect(nul.body.error).toMatchObject({ code: "validation_failed", details: { issues: [{ path: "title" }] } })
+      expectNotFound(await state("nul"))
+
+      await command("texts", { action: "create", title: "Texts" })
+      await command("texts", { action: "add_item", packageName: "alpha", note: "kept" })
+      const before = (await state("texts")).body
+      for (const body of [
+        { action: "update", description: "\u0000" },
+        { action: "add_item", packageName: "alpha", note: "x\u0000" },
+        { action: "add_item", packageName: "alpha", note: "\ud800" },
+        { action: "update", title: "\udfff tail" }
+      ]) {
+        const response = await command("texts", body)
+        expect(response.status, JSON.stringify(body)).toBe(400)
+        expect(response.body.error.code).toBe("validation_failed")
+      }
+      expect((await state("texts")).body).toEqual(before)
+      const reason = await setStatus("alpha", { status: "hidden", reason: "spam\u0000" })
+      expect(reason.status).toBe(400)
+      expect((await server.request("/api/v1/packages/alpha")).status).toBe(200)
+    })
+
     it("answers 404 for a missing collection, a missing package, or an item not in the collection", async () => {
       await command("small", { action: "create", title: "Small" })
       for (const body of [
