@@ -262,6 +262,49 @@ describe.each(dialects)("request bodies on %s", (dialect) => {
   })
 })
 
+describe("Node's own parser errors", () => {
+  let server: RunningMarketplace
+  beforeAll(async () => {
+    // Any credential passes, so the chunked body is read.
+    server = await startMarketplace("sqlite", {}, { services: (live) => Layer.merge(live, AcceptingAuthentication) })
+  })
+  afterAll(() => server.close())
+
+  it.each([
+    ["headers over Node's limit", [
+      head(["GET /api/v1/categories HTTP/1.1", "host: localhost", `x-big: ${"b".repeat(20_000)}`])
+    ]],
+    ["broken chunked framing", [
+      head([
+        "POST /api/v1/curation/packages/x/status HTTP/1.1",
+        "host: localhost",
+        "authorization: Bearer any",
+        "content-type: application/json",
+        "transfer-encoding: chunked"
+      ]),
+      "zz\r\n{}\r\n0\r\n\r\n"
+    ]],
+    ["a malformed request line", ["GARBAGE\r\n\r\n"]]
+  ])("%s: 400 bad_request in the envelope with its x-request-id, then the connection closes", async (_, parts) => {
+    const response = await Effect.runPromise(exchange(server.baseUrl, parts))
+    expect(response.reset).toBe(false)
+    expect(response.status).toBe(400)
+    expect(response.headers["content-type"]).toBe("application/json")
+    expect(response.headers["connection"]).toBe("close")
+    expect(Object.keys(response.body)).toEqual(["error"])
+    expect(response.body.error).toMatchObject({ code: "bad_request", message: expect.stringMatching(/\S/) })
+    expect(response.body.error.requestId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(response.headers["x-request-id"]).toBe(response.body.error.requestId)
+  })
+
+  it("names the header limit", async () => {
+    const response = await Effect.runPromise(
+      exchange(server.baseUrl, [head(["GET /api/v1/health HTTP/1.1", `x-big: ${"b".repeat(20_000)}`])])
+    )
+    expect(response.body.error.details).toEqual({ limitBytes: 16_384 })
+  })
+})
+
 // ---------------------------------------------------------------------------
 // Defects
 
