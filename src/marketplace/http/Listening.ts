@@ -6,6 +6,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
+import * as net from "node:net"
 import { apiAudience, listenOrigin, Settings, settingsConfig } from "../Settings.js"
 
 /** The origin of a bound server's address; none for a Unix socket. */
@@ -52,3 +53,17 @@ export const listenFailure = (cause: unknown, host: string, port: number): strin
       return `Cannot listen on ${address}: ${cause instanceof Error ? cause.message : String(cause)}`
   }
 }
+
+/**
+ * Fails with `listenFailure`'s line when `host:port` cannot be listened on, before
+ * anything else starts: a taken port then stops the command with that one line,
+ * without opening (or creating) the database first. The server's own listen still
+ * reports the same way should the port be taken in between.
+ */
+export const checkListen = (host: string, port: number): Effect.Effect<void, Error> =>
+  Effect.async<void, Error>((resume) => {
+    const probe = net.createServer()
+    probe.once("error", (cause) => resume(Effect.fail(new Error(listenFailure(cause, host, port)))))
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resume(Effect.void)))
+    return Effect.sync(() => probe.close())
+  })
