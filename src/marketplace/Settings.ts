@@ -35,7 +35,8 @@ const origin = (name: string) =>
  */
 export const listenOrigin = (host: string, port: number): string => {
   const name = host === "0.0.0.0" || host === "::" || host === "" ? "localhost" : host.includes(":") ? `[${host}]` : host
-  return `http://${name}:${port}`
+  // Normalised as browsers send it (port 80 is no port).
+  return new URL(`http://${name}:${port}`).origin
 }
 
 /** Where `clark marketplace serve` listens when given no flags: MARKETPLACE_HOST and MARKETPLACE_PORT. */
