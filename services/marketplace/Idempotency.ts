@@ -1,7 +1,8 @@
 /**
  * Idempotency keys: a retried request with the same key gets the answer of
- * the first one instead of acting twice. Keys are scoped to a user and a route
- * and bound to a hash of the request; the store is shared by every replica.
+ * the first one instead of acting twice. Keys are scoped to a user and bound to
+ * a hash of the request (method, path, body), so the same key on another route
+ * is refused as reused; the store is shared by every replica.
  */
 import { Context, type Effect, type Schema } from "effect"
 import { createHash } from "node:crypto"
@@ -18,7 +19,7 @@ export const claimLeaseMillis = 5 * 60 * 1000
 
 export interface IdempotentRequest {
   readonly userId: string
-  /** The route template, e.g. `POST /curation/packages/{name}/status`. */
+  /** The route template, e.g. `POST /curation/packages/{name}/status`: recorded, not part of the key's scope. */
   readonly route: string
   readonly key: string
   /** See `requestHash`. */

@@ -18,8 +18,12 @@ const database = Options.text("database").pipe(
   Options.optional
 )
 
-const databaseLayer = (option: Option.Option<string>): Layer.Layer<SqlClient.SqlClient> =>
-  Lazy.layer(() => import("./marketplace/Database.js"), (Database) => Database.databaseLayer(option))
+/** `existing` for commands that need data already there: they refuse to create an empty database. */
+const databaseLayer = (
+  option: Option.Option<string>,
+  need: "create" | "existing" = "create"
+): Layer.Layer<SqlClient.SqlClient, Error> =>
+  Lazy.layer(() => import("./marketplace/Database.js"), (Database) => Database.databaseLayer(option, need))
 
 const importerLayer = Lazy.layer(
   () => import("../../layers/marketplace/sql/SqlCatalogImporter.js"),
@@ -39,21 +43,24 @@ const serve = Command.make("serve", {
 }, (options) =>
   Effect.gen(function*() {
     const Server = yield* Effect.promise(() => import("../marketplace/Server.js"))
+    const { checkListen, listenFailure } = yield* Effect.promise(() => import("../marketplace/http/Listening.js"))
     const listen = yield* Server.ListenConfig
-    const db = databaseLayer(options.database)
+    const host = Option.getOrElse(options.host, () => listen.host)
+    const port = Option.getOrElse(options.port, () => listen.port)
+    if (port !== 0) yield* checkListen(host, port)
+    // Built once for the seed and the server.
+    const db = yield* Layer.memoize(databaseLayer(options.database))
     if (options.seedDemo) {
       const seeded = yield* Lazy.load(adminModule, (Admin) => Admin.seedDemoIfEmpty).pipe(
         Effect.provide(importerLayer.pipe(Layer.provide(db)))
       )
       if (seeded) yield* Effect.logInfo("Seeded the demo catalogue")
     }
-    yield* Layer.launch(
-      Server.serve({
-        host: Option.getOrElse(options.host, () => listen.host),
-        port: Option.getOrElse(options.port, () => listen.port)
-      }).pipe(Layer.provide(db))
+    yield* Layer.launch(Server.serve({ host, port }).pipe(Layer.provide(db))).pipe(
+      // Node's own error (EADDRINUSE …) carries no message of ours: say what happened and what to do.
+      Effect.catchTag("ServeError", (error) => Effect.fail(new Error(listenFailure(error.cause, host, port))))
     )
-  })).pipe(Command.withDescription("Serve the marketplace API"))
+  }).pipe(Effect.scoped)).pipe(Command.withDescription("Serve the marketplace API"))
 
 const migrate = Command.make("migrate", { database }, (options) =>
   Effect.gen(function*() {
@@ -110,7 +117,7 @@ const importFile = Command.make("import", { database, file: Args.file({ name: "F
 
 const admin = Command.make("admin").pipe(
   Command.withDescription("Administer the marketplace database directly"),
-  Command.withSubcommands([migrate, seed, importFile, ...accountCommands(database, databaseLayer)])
+  Command.withSubcommands([migrate, seed, importFile, ...accountCommands(database, (option) => databaseLayer(option, "existing"))])
 )
 
 export const marketplace = Command.make("marketplace").pipe(

@@ -12,11 +12,11 @@ import { Credentials, type ScopeNotAllowed, type UnknownUser } from "../../servi
 import { apiAudience, SettingsConfig } from "../marketplace/Settings.js"
 import * as Lazy from "./Lazy.js"
 
-type DatabaseLayer = (option: Option.Option<string>) => Layer.Layer<SqlClient.SqlClient>
+type DatabaseLayer = (option: Option.Option<string>) => Layer.Layer<SqlClient.SqlClient, Error>
 
 /** Provides a SQL-backed service built on the chosen database. */
 const withSql = <ROut>(service: Layer.Layer<ROut, never, SqlClient.SqlClient>) =>
-(database: Layer.Layer<SqlClient.SqlClient>) => Effect.provide(service.pipe(Layer.provide(database)))
+(database: Layer.Layer<SqlClient.SqlClient, Error>) => Effect.provide(service.pipe(Layer.provide(database)))
 
 // The SQL layers are imported when a command runs (Lazy.ts).
 export const withCredentials = withSql(

@@ -15,15 +15,24 @@ export const TracingConfig = Config.literal("off", "on")("CLARK_TRACING").pipe(
   Config.map((value) => value === "on")
 )
 
+export interface ServeOptions {
+  /** Logs the start-up line once listening; by default "Listening on <address>". */
+  readonly announce?: Effect.Effect<void, never, HttpServer.HttpServer>
+}
+
 /**
  * Serves an API on the provided HTTP server, with tracing as configured. Path
  * parameters may be long: a 214-character scoped name is up to 642 characters
  * URL-encoded.
  */
-export const serveApi = <E, R>(api: Layer.Layer<HttpApi.Api, E, R>) =>
+export const serveApi = <E, R>(api: Layer.Layer<HttpApi.Api, E, R>, options: ServeOptions = {}) =>
   Layer.unwrapEffect(Effect.map(TracingConfig, (tracing) => {
+    const { announce } = options
     const served = HttpApiBuilder.serve().pipe(
-      HttpServer.withLogAddress,
+      (layer) =>
+        announce === undefined
+          ? HttpServer.withLogAddress(layer)
+          : Layer.effectDiscard(announce).pipe(Layer.provideMerge(layer)),
       Layer.provide(api),
       Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 1024 }))
     )

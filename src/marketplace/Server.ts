@@ -2,8 +2,8 @@
 import { type HttpApi, HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { SqlClient } from "@effect/sql"
-import { Config, Effect, Layer } from "effect"
-import { createServer } from "node:http"
+import { Effect, Layer } from "effect"
+import { createServer } from "./http/ClientError.js"
 import * as SqlCatalogStore from "../../layers/marketplace/sql/SqlCatalogStore.js"
 import * as CachedPackageStore from "../../layers/marketplace/cache/CachedPackageStore.js"
 import * as SqlAccounts from "../../layers/marketplace/sql/SqlAccounts.js"
@@ -33,6 +33,7 @@ import { SystemLive } from "./handlers/System.js"
 import { serveApi } from "../http/ServeApi.js"
 import { AuthenticationLive } from "./http/Authentication.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
+import * as Listening from "./http/Listening.js"
 import * as Settings from "./Settings.js"
 
 /** Package reads, behind the read cache unless MARKETPLACE_READ_CACHE=off. */
@@ -72,7 +73,7 @@ export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Se
   )
 
 /** Settings from the environment; a bad value stops the server at start. */
-export const SettingsLive = Settings.layer.pipe(Layer.orDie)
+export const SettingsLive = Listening.SettingsLive.pipe(Layer.orDie)
 
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
@@ -93,10 +94,7 @@ export interface ListenOptions {
   readonly port: number
 }
 
-export const ListenConfig = Config.all({
-  host: Config.string("MARKETPLACE_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("MARKETPLACE_PORT").pipe(Config.withDefault(8787))
-})
+export const ListenConfig = Settings.ListenConfig
 
 export const serve = (listen: ListenOptions) =>
-  serveApi(ApiLive).pipe(Layer.provide(NodeHttpServer.layer(createServer, listen)))
+  serveApi(ApiLive, { announce: Listening.announce }).pipe(Layer.provide(NodeHttpServer.layer(createServer, listen)))

@@ -1,5 +1,5 @@
 /** Settings of the marketplace server, read from the environment. */
-import { Config, ConfigError, Context, Either, Layer } from "effect"
+import { Config, ConfigError, Context, Either, Layer, Option } from "effect"
 import type { Environment } from "../../schema/marketplace/System.js"
 
 export interface SettingsShape {
@@ -28,22 +28,53 @@ const origin = (name: string) =>
     })
   )
 
-export const defaultPublicOrigin = "http://127.0.0.1:8787"
+/**
+ * The origin a server bound to `host` and `port` is reached at: IPv6 addresses in
+ * brackets, and the wildcard addresses (every interface) as `localhost`, the one
+ * name that surely reaches them from the machine itself.
+ */
+export const listenOrigin = (host: string, port: number): string => {
+  const name = host === "0.0.0.0" || host === "::" || host === "" ? "localhost" : host.includes(":") ? `[${host}]` : host
+  // Normalised as browsers send it (port 80 is no port).
+  return new URL(`http://${name}:${port}`).origin
+}
 
-export const SettingsConfig: Config.Config<SettingsShape> = Config.all({
-  environment: Config.literal("development", "staging", "production")("MARKETPLACE_ENVIRONMENT").pipe(
-    Config.withDefault("development" as const)
-  ),
-  publicOrigin: origin("MARKETPLACE_PUBLIC_ORIGIN").pipe(Config.withDefault(defaultPublicOrigin)),
-  siteOrigin: origin("MARKETPLACE_SITE_ORIGIN").pipe(Config.option),
-  readCache: Config.literal("on", "off")("MARKETPLACE_READ_CACHE").pipe(Config.withDefault("on" as const))
-}).pipe(
-  Config.map(({ environment, publicOrigin, readCache, siteOrigin }) => ({
-    environment,
-    publicOrigin,
-    siteOrigin: siteOrigin._tag === "Some" ? siteOrigin.value : publicOrigin,
-    readCache: readCache === "on"
-  }))
-)
+/** Where `clark marketplace serve` listens when given no flags: MARKETPLACE_HOST and MARKETPLACE_PORT. */
+export const ListenConfig = Config.all({
+  host: Config.string("MARKETPLACE_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("MARKETPLACE_PORT").pipe(Config.withDefault(8787))
+})
+
+/**
+ * The settings, with the public origin defaulting to `boundOrigin` (the address
+ * the server is bound to), else to the address MARKETPLACE_HOST and
+ * MARKETPLACE_PORT name: a server started on another port without
+ * MARKETPLACE_PUBLIC_ORIGIN accepts OAuth tokens for the address it answers at.
+ */
+export const settingsConfig = (boundOrigin?: string): Config.Config<SettingsShape> =>
+  Config.all({
+    environment: Config.literal("development", "staging", "production")("MARKETPLACE_ENVIRONMENT").pipe(
+      Config.withDefault("development" as const)
+    ),
+    // Config.option falls back only when the variable is missing: set but invalid still fails.
+    publicOrigin: boundOrigin === undefined
+      ? Config.zipWith(
+        Config.option(origin("MARKETPLACE_PUBLIC_ORIGIN")),
+        ListenConfig,
+        (set, { host, port }) => Option.getOrElse(set, () => listenOrigin(host, port))
+      )
+      : Config.map(Config.option(origin("MARKETPLACE_PUBLIC_ORIGIN")), Option.getOrElse(() => boundOrigin)),
+    siteOrigin: origin("MARKETPLACE_SITE_ORIGIN").pipe(Config.option),
+    readCache: Config.literal("on", "off")("MARKETPLACE_READ_CACHE").pipe(Config.withDefault("on" as const))
+  }).pipe(
+    Config.map(({ environment, publicOrigin, readCache, siteOrigin }) => ({
+      environment,
+      publicOrigin,
+      siteOrigin: siteOrigin._tag === "Some" ? siteOrigin.value : publicOrigin,
+      readCache: readCache === "on"
+    }))
+  )
+
+export const SettingsConfig: Config.Config<SettingsShape> = settingsConfig()
 
 export const layer = Layer.effect(Settings, SettingsConfig)

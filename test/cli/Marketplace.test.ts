@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Database from "../../layers/marketplace/sql/Database.js"
@@ -56,6 +57,8 @@ const packageNames = (url: string) =>
 
 let tmp: string
 const sqliteUrl = (name: string) => `sqlite:${path.join(tmp, name)}`
+/** What every command that opens a database says on stderr first. */
+const databaseLine = (url: string) => `Database: ${url}\n`
 const writeJson = (name: string, value: unknown) => {
   const file = path.join(tmp, name)
   fs.writeFileSync(file, JSON.stringify(value))
@@ -125,7 +128,7 @@ describe("marketplace admin", () => {
 
     beforeAll(async () => {
       const result = await clark(["admin", "import", writeJson("good.json", document), "--database", url()])
-      expect(result.stderr).toBe("")
+      expect(result.stderr).toBe(databaseLine(url()))
       expect(result.code).toBe(0)
       expect(result.stdout).toContain(
         `Imported: ${JSON.stringify({ categories: 1, publishers: 1, packages: 2, versions: 3, collections: 0, pages: 0 })}`
@@ -189,6 +192,7 @@ describe("marketplace admin", () => {
 describe("marketplace admin accounts", () => {
   it("creates a user, issues a token printed once and stored as a hash, a session, and revokes the token", async () => {
     const url = sqliteUrl("accounts.db")
+    expect((await clark(["admin", "migrate", "--database", url])).code).toBe(0)
     const created = await clark(["admin", "user", "create", "--email", "Ada@Example.com", "--name", "Ada", "--role", "admin", "--database", url])
     expect(created).toMatchObject({ code: 0 })
     expect(created.stdout).toMatch(/^Created admin ada@example\.com \(usr_/)
@@ -275,7 +279,7 @@ describe("marketplace admin oauth-token and publisher", () => {
       clark(["admin", "oauth-token", "create", "--email", "nobody@example.com", "--scopes", "packages:read", "--database", url()])
     ])
     for (const issued of [byDefault, explicit, fromEnv]) {
-      expect(issued).toMatchObject({ code: 0, stderr: "" })
+      expect(issued).toMatchObject({ code: 0, stderr: databaseLine(url()) })
       expect(issued.stdout).toMatch(oauthTokenPattern)
     }
     expect(notAllowed.code).toBe(1)
@@ -307,7 +311,7 @@ describe("marketplace admin oauth-token and publisher", () => {
       clark(["admin", "publisher", "add-member", "--email", "bea@example.com", "--publisher", "nowhere", "--database", url()]),
       clark(["admin", "publisher", "add-member", "--email", "nobody@example.com", "--publisher", "acme", "--database", url()])
     ])
-    expect(added).toMatchObject({ code: 0, stderr: "" })
+    expect(added).toMatchObject({ code: 0, stderr: databaseLine(url()) })
     expect(unknownPublisher.code).toBe(1)
     expect(unknownPublisher.stderr).toContain("No publisher with the slug nowhere")
     expect(unknownUser.code).toBe(1)
@@ -315,8 +319,59 @@ describe("marketplace admin oauth-token and publisher", () => {
     expect(await memberships(url())).toEqual([{ slug: "acme", email: "bea@example.com", role: "owner" }])
 
     const changed = await clark(["admin", "publisher", "add-member", "--email", "bea@example.com", "--publisher", "acme", "--role", "member", "--database", url()])
-    expect(changed).toMatchObject({ code: 0, stderr: "" })
+    expect(changed).toMatchObject({ code: 0, stderr: databaseLine(url()) })
     expect(await memberships(url())).toEqual([{ slug: "acme", email: "bea@example.com", role: "member" }])
+  }, slow)
+})
+
+describe("admin commands that need existing data", () => {
+  /** An empty folder: the default ./data/marketplace.db does not exist there. */
+  let cwd: string
+  beforeAll(() => {
+    cwd = fs.mkdtempSync(path.join(tmp, "elsewhere-"))
+  })
+
+  const needing: ReadonlyArray<ReadonlyArray<string>> = [
+    ["admin", "user", "create", "--email", "ada@example.com"],
+    ["admin", "token", "create", "--email", "ada@example.com", "--scopes", "packages:read"],
+    ["admin", "session", "create", "--email", "ada@example.com"],
+    ["admin", "oauth-token", "create", "--email", "ada@example.com", "--scopes", "packages:read"],
+    ["admin", "publisher", "add-member", "--email", "ada@example.com", "--publisher", "acme"]
+  ]
+
+  it("refuse, naming the database, when run from a folder without one, and create nothing", async () => {
+    const results = await Promise.all(needing.map((args) => clark(args, { cwd })))
+    const expected = `sqlite:${path.join(fs.realpathSync(cwd), "data", "marketplace.db")}`
+    for (const result of results) {
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe("")
+      expect(result.stderr).toBe(
+        databaseLine(expected) +
+          `No marketplace database at ${expected}. Create one with \`clark marketplace admin migrate\` (or seed, import), ` +
+          "or choose an existing one with --database or MARKETPLACE_DATABASE.\n"
+      )
+    }
+    expect(fs.existsSync(path.join(cwd, "data"))).toBe(false)
+  }, slow)
+
+  it("refuse a named file that does not exist, or one without the marketplace's schema, leaving it as it was", async () => {
+    const absent = sqliteUrl("absent.db")
+    const emptyFile = path.join(tmp, "empty.db")
+    fs.writeFileSync(emptyFile, "")
+    for (const url of [absent, `sqlite:${emptyFile}`]) {
+      const result = await clark([...needing[0]!, "--database", url])
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain(`No marketplace database at ${url}.`)
+    }
+    expect(fs.existsSync(absent.slice("sqlite:".length))).toBe(false)
+    expect(fs.statSync(emptyFile).size).toBe(0)
+  }, slow)
+
+  it("run once migrate has made the database, in the folder it was made in", async () => {
+    expect((await clark(["admin", "migrate"], { cwd })).code).toBe(0)
+    const created = await clark(needing[0]!, { cwd })
+    expect(created.code).toBe(0)
+    expect(created.stderr).toBe(databaseLine(`sqlite:${path.join(fs.realpathSync(cwd), "data", "marketplace.db")}`))
   }, slow)
 })
 
@@ -363,6 +418,15 @@ describe("marketplace admin on PostgreSQL", () => {
   })
   afterAll(() => database.drop())
 
+  it("refuses user create on a database without the schema, and creates no table there", async () => {
+    const refused = await clark(["admin", "user", "create", "--email", "pat@example.com", "--database", database.url])
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`No marketplace database at ${database.url}.`)
+    const tables = await query(database.url, (sql) =>
+      sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = 'public'`)
+    expect(Number(tables[0]?.n)).toBe(0)
+  }, slow)
+
   it("migrate then seed --demo", async () => {
     const migrated = await clark(["admin", "migrate", "--database", database.url])
     expect(migrated).toMatchObject({ code: 0, signal: null })
@@ -382,9 +446,9 @@ describe("marketplace admin on PostgreSQL", () => {
       clark(["admin", "publisher", "add-member", "--email", "pat@example.com", "--publisher", "pg-members", "--role", "member", "--database", database.url]),
       clark(["admin", "oauth-token", "create", "--email", "pat@example.com", "--scopes", "packages:read", "--database", database.url])
     ])
-    expect(member).toMatchObject({ code: 0, stderr: "" })
+    expect(member).toMatchObject({ code: 0, stderr: databaseLine(database.url) })
     expect(await memberships(database.url)).toEqual([{ slug: "pg-members", email: "pat@example.com", role: "member" }])
-    expect(token).toMatchObject({ code: 0, stderr: "" })
+    expect(token).toMatchObject({ code: 0, stderr: databaseLine(database.url) })
     expect(token.stdout).toMatch(oauthTokenPattern)
     expect(oauthRow(await oauthTokens(database.url), token.stdout.trim())).toMatchObject({
       audience: "http://127.0.0.1:8787/api/v1",
@@ -413,6 +477,72 @@ const waitForHealth = async (url: string, child: ChildProcess, output: () => str
   }
   throw new Error(`no 200 from ${url} after ${attempts} attempts:\n${output()}`)
 }
+
+/** Starts `clark marketplace serve` with `args`, collecting its output. */
+const startServe = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) => {
+  let output = ""
+  const child = spawn(process.execPath, clarkArgs(["marketplace", "serve", ...args]), {
+    cwd: root,
+    env: baseEnv(env),
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: commandTimeout
+  })
+  child.stdout.on("data", (chunk) => (output += String(chunk)))
+  child.stderr.on("data", (chunk) => (output += String(chunk)))
+  return { child, output: () => output }
+}
+
+describe("marketplace serve on first run", () => {
+  it("stops with one clear line and exit 1 when the port is taken, before touching the database", async () => {
+    const holder = net.createServer()
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve))
+    const port = (holder.address() as net.AddressInfo).port
+    try {
+      const url = sqliteUrl("port-taken.db")
+      const result = await clark(["serve", "--database", url, "--port", String(port)])
+      expect(result.code).toBe(1)
+      expect(result.stdout).toBe("")
+      expect(result.stderr).toBe(
+        `Cannot listen on 127.0.0.1:${port}: the port is already in use. ` +
+          "Stop what holds it or choose another with --port or MARKETPLACE_PORT.\n"
+      )
+      expect(fs.existsSync(url.slice("sqlite:".length))).toBe(false)
+    } finally {
+      await new Promise((resolve) => holder.close(resolve))
+    }
+  }, slow)
+
+  it("names its base URL and description, and takes its public origin from the address it is bound to", async () => {
+    const port = await freePort()
+    const url = sqliteUrl("first-run.db")
+    expect((await clark(["admin", "migrate", "--database", url])).code).toBe(0)
+    expect((await clark(["admin", "user", "create", "--email", "olga@example.com", "--database", url])).code).toBe(0)
+    const issue = (env: Readonly<Record<string, string>>) =>
+      clark(["admin", "oauth-token", "create", "--email", "olga@example.com", "--scopes", "packages:read", "--database", url], { env })
+    // The admin CLI's default audience follows MARKETPLACE_HOST and MARKETPLACE_PORT as the server's does.
+    const [here, elsewhere] = await Promise.all([issue({ MARKETPLACE_PORT: String(port) }), issue({})])
+    expect([here.code, elsewhere.code]).toEqual([0, 0])
+
+    const { child, output } = startServe(["--database", url, "--port", String(port)])
+    try {
+      const base = `http://127.0.0.1:${port}/api/v1`
+      await waitForHealth(`${base}/health`, child, output)
+      expect(output()).toContain(`Marketplace API at ${base}, described at ${base}/openapi.json`)
+      expect(output()).toContain(databaseLine(url))
+      const me = (token: string) => fetch(`${base}/me`, { headers: { authorization: `Bearer ${token.trim()}` } })
+      const accepted = await me(here.stdout)
+      expect(accepted.status).toBe(200)
+      const refused = await me(elsewhere.stdout)
+      expect(refused.status).toBe(401)
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+        `The OAuth access token is for http://127.0.0.1:8787/api/v1, not for this API (${base})`
+      )
+    } finally {
+      child.kill("SIGKILL")
+      await exited(child)
+    }
+  }, slow)
+})
 
 describe("marketplace serve", () => {
   let child: ChildProcess | undefined

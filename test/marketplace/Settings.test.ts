@@ -1,10 +1,10 @@
 /** The marketplace's settings from the environment: defaults, origins, read cache switch. */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either } from "effect"
-import { SettingsConfig } from "../../src/marketplace/Settings.js"
+import { listenOrigin, settingsConfig, SettingsConfig } from "../../src/marketplace/Settings.js"
 
-const read = (env: Record<string, string>) =>
-  Effect.runSync(Effect.either(Effect.withConfigProvider(SettingsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+const read = (env: Record<string, string>, config = SettingsConfig) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env))))))
 
 describe("marketplace settings", () => {
   it("defaults the public and site origins and turns the read cache on", () => {
@@ -39,5 +39,32 @@ describe("marketplace settings", () => {
     ["MARKETPLACE_READ_CACHE", "maybe"]
   ])("refuses %s=%s", (name, value) => {
     expect(Either.isLeft(read({ [name]: value }))).toBe(true)
+  })
+
+  it("defaults the public origin to the address MARKETPLACE_HOST and MARKETPLACE_PORT name", () => {
+    expect(read({ MARKETPLACE_HOST: "0.0.0.0", MARKETPLACE_PORT: "9000" })).toMatchObject(
+      Either.right({ publicOrigin: "http://localhost:9000", siteOrigin: "http://localhost:9000" })
+    )
+  })
+
+  it("defaults the public origin to the bound address when one is given, MARKETPLACE_PUBLIC_ORIGIN winning", () => {
+    const bound = settingsConfig("http://127.0.0.1:41234")
+    expect(read({ MARKETPLACE_PORT: "9000" }, bound)).toMatchObject(Either.right({ publicOrigin: "http://127.0.0.1:41234" }))
+    expect(read({ MARKETPLACE_PUBLIC_ORIGIN: "https://market.example" }, bound)).toMatchObject(
+      Either.right({ publicOrigin: "https://market.example" })
+    )
+    // Set but invalid is refused, not replaced by the default.
+    expect(Either.isLeft(read({ MARKETPLACE_PUBLIC_ORIGIN: "market.example" }, bound))).toBe(true)
+  })
+
+  it.each([
+    ["127.0.0.1", 8787, "http://127.0.0.1:8787"],
+    ["0.0.0.0", 80, "http://localhost"],
+    ["::", 8787, "http://localhost:8787"],
+    ["::1", 8787, "http://[::1]:8787"],
+    ["market.internal", 3000, "http://market.internal:3000"]
+  ])("names a server bound to %s port %i as %s", (host, port, origin) => {
+    expect(listenOrigin(host, port)).toBe(origin)
+    expect(new URL(origin).origin).toBe(origin)
   })
 })

@@ -31,9 +31,21 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /**
+   * The user's row, locked until the transaction ends. Without the lock two
+   * simultaneous deletions on PostgreSQL both found the user, both counted what
+   * it owned and both answered 200 with those counts; with it the second waits,
+   * then finds no user and answers as a credential that is gone. SQLite runs one
+   * transaction at a time.
+   */
+  const lockedUser = sql.onDialectOrElse({
+    pg: () => (userId: string) => sql<Row>`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`,
+    orElse: () => (userId: string) => sql<Row>`SELECT id FROM users WHERE id = ${userId}`
+  })
+
   const deleteAccount: AccountStore["Type"]["deleteAccount"] = (userId) =>
     sql.withTransaction(Effect.gen(function*() {
-      const [user] = yield* sql<Row>`SELECT id FROM users WHERE id = ${userId}`
+      const [user] = yield* lockedUser(userId)
       if (user === undefined) return Option.none()
       const memberships = yield* sql<Row>`SELECT m.publisher_id, m.role, pub.slug,
           (SELECT COUNT(*) FROM publisher_members o

@@ -24,6 +24,11 @@ export const make = Effect.gen(function*() {
       ([row]) => row === undefined ? Effect.fail(new PackageNotFound({ name })) : Effect.succeed(row)
     )
 
+  const lockedPackage = sql.onDialectOrElse({
+    pg: () => (name: string) => sql<Row>`SELECT id, curation_status FROM packages WHERE name = ${name} FOR UPDATE`,
+    orElse: () => (name: string) => sql<Row>`SELECT id, curation_status FROM packages WHERE name = ${name}`
+  })
+
   /** Moves the package to `next` (when `next` says so) and logs the decision. */
   const transition = (
     name: string,
@@ -32,7 +37,9 @@ export const make = Effect.gen(function*() {
     reason: string | null
   ) =>
     sql.withTransaction(Effect.gen(function*() {
-      const row = yield* packageRow(name)
+      // Locked, so that of two simultaneous changes the second logs the first one's result as its `from`.
+      const [row] = yield* lockedPackage(name)
+      if (row === undefined) return yield* new PackageNotFound({ name })
       const from = text(row.curationStatus) as CurationStatus
       const to = next(from)
       if (to === undefined) return { name, curationStatus: from }
@@ -65,9 +72,23 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /**
+   * The collection's id, its row locked until the transaction ends. Every command
+   * on a collection reads its items and then writes them (the next position, the
+   * item already present): without the lock, PostgreSQL's concurrent transactions
+   * read the same state, and 10 simultaneous `add_item`s left positions [0,0,0,1]
+   * or failed on the primary key. Under READ COMMITTED each statement after the
+   * lock sees what the previous holder committed. SQLite runs one transaction at
+   * a time on its one connection, so it needs no lock.
+   */
+  const lockedCollection = sql.onDialectOrElse({
+    pg: () => (slug: string) => sql<Row>`SELECT id FROM collections WHERE slug = ${slug} FOR UPDATE`,
+    orElse: () => (slug: string) => sql<Row>`SELECT id FROM collections WHERE slug = ${slug}`
+  })
+
   const collectionId = (slug: string) =>
     Effect.flatMap(
-      sql<Row>`SELECT id FROM collections WHERE slug = ${slug}`,
+      lockedCollection(slug),
       ([row]) => row === undefined ? Effect.fail(new CollectionNotFound({ slug })) : Effect.succeed(row.id)
     )
 
@@ -126,9 +147,12 @@ export const make = Effect.gen(function*() {
         case "remove_item": {
           const id = yield* collectionId(slug)
           const pkg = yield* packageRow(command.packageName)
-          const removed = yield* sql<Row>`DELETE FROM collection_items
+          const [removed] = yield* sql<Row>`DELETE FROM collection_items
             WHERE collection_id = ${id} AND package_id = ${pkg.id} RETURNING position`
-          if (removed.length === 0) return yield* new NotInCollection({ slug, name: command.packageName })
+          if (removed === undefined) return yield* new NotInCollection({ slug, name: command.packageName })
+          // Positions stay 0..n-1: the items after the removed one move up.
+          yield* sql`UPDATE collection_items SET position = position - 1
+            WHERE collection_id = ${id} AND position > ${int(removed.position)}`
           yield* sql`UPDATE collections SET updated_at = ${now} WHERE id = ${id}`
           return
         }

@@ -24,8 +24,13 @@ type Claim = { readonly _tag: "Fresh" } | { readonly _tag: "Replay"; readonly bo
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  /**
+   * A key belongs to its user, whatever the route (unique index of migration 0005):
+   * the same key on another route then differs in its request hash, which covers
+   * the method and path, and is refused as reused instead of running.
+   */
   const matches = (request: IdempotentRequest) =>
-    sql`user_id = ${request.userId} AND route = ${request.route} AND idempotency_key = ${request.key}`
+    sql`user_id = ${request.userId} AND idempotency_key = ${request.key}`
 
   /** One attempt; none when the record vanished between the insert and the read (it expired). */
   const claimOnce = (request: IdempotentRequest) =>

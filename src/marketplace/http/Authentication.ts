@@ -16,6 +16,9 @@ const notValid = () => new Unauthorized({ message: "The credential is not valid"
 
 const safeMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
+/** `Bearer `, cut from the header as the platform's bearer security does. */
+const bearerPrefix = "Bearer "
+
 const originOf = (url: string): string | undefined => {
   try {
     return new URL(url).origin
@@ -55,7 +58,13 @@ export const AuthenticationLive = Layer.effect(
       Effect.gen(function*() {
         const found = yield* credentials.authenticate(token, via)
         if (Option.isNone(found)) return yield* notValid()
-        if (found.value.kind === "oauth" && found.value.audience !== audience) return yield* notValid()
+        if (found.value.kind === "oauth" && found.value.audience !== audience) {
+          // Said plainly: an audience mismatch is a configuration problem (MARKETPLACE_PUBLIC_ORIGIN, or the
+          // issuer's), not a bad token, and neither audience is a secret.
+          return yield* new Unauthorized({
+            message: `The OAuth access token is for ${found.value.audience}, not for this API (${audience})`
+          })
+        }
         return found.value
       })
 
@@ -66,8 +75,9 @@ export const AuthenticationLive = Layer.effect(
       cookie: (token) =>
         Effect.gen(function*() {
           const request = yield* currentRequest
-          const bearerPresented = Option.exists(request, (r) => (r.headers["authorization"] ?? "").trim().length > 0)
-          if (bearerPresented) return yield* notValid()
+          const authorization = Option.match(request, { onNone: () => "", onSome: (r) => r.headers["authorization"] ?? "" })
+          // The bearer was refused already; its own reason (an audience, say) is the answer, not the cookie's.
+          if (authorization.trim().length > 0) return yield* check(Redacted.make(authorization.slice(bearerPrefix.length)), "bearer")
           if (Redacted.value(token).length === 0) return yield* required()
           const credential = yield* check(token, "cookie")
           const permitted = Option.exists(request, (r) => safeMethods.has(r.method) || fromSite(r.headers, settings))

@@ -3,15 +3,8 @@
  * (decoding, routing, a handler, a defect), leaves as a declared error in the
  * envelope `{error: {code, message, requestId, details?}}`.
  */
-import {
-  HttpApiBuilder,
-  HttpApiSchema,
-  type HttpApp,
-  HttpIncomingMessage,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { HttpApiBuilder, HttpApiSchema, type HttpApp, HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import {
   BadRequest,
@@ -24,13 +17,20 @@ import {
   wireByTag
 } from "../../../schema/marketplace/Errors.js"
 import { Unhealthy, UnhealthyWire } from "../../../schema/marketplace/System.js"
+import { BodyRefused, type BodyRules, guarded } from "../../http/Bodies.js"
 import { type Classification, classify, namedPaths } from "../../http/Failures.js"
+import { targetProblem } from "../../http/Targets.js"
 
-/** Methods whose body no route reads: the size limit is not set up for them. */
-const bodiless = new Set(["GET", "HEAD", "OPTIONS"])
-
-/** Request bodies above this are refused before they are read whole. */
+/** Request bodies above this are refused, declared or counted as they arrive. */
 export const maxBodyBytes = 1024 * 1024
+
+/**
+ * The deepest curation command nests three levels; every decoder after the
+ * check recurses, and 3,000 levels overflowed the stack of one of them (a 500).
+ */
+export const maxBodyDepth = 32
+
+const bodyRules: BodyRules = { limitBytes: maxBodyBytes, maxDepth: maxBodyDepth }
 
 const withRequestId = (error: MarketplaceError, requestId: string): MarketplaceError => {
   const Class = errorClasses[error._tag] as new(fields: object) => MarketplaceError
@@ -41,8 +41,29 @@ const withRequestId = (error: MarketplaceError, requestId: string): MarketplaceE
   })
 }
 
+const invalidInput = (path: string, message: string) =>
+  new ValidationFailed({ message, details: { issues: [{ path, message }] } })
+
+/**
+ * A refused character is invalid input like any other value out of bounds (400
+ * validation_failed, naming where); a body that cannot be read as JSON within the
+ * rules is 400 bad_request. The spec's error table has no 413 or 415.
+ */
+const bodyRefusal = (refusal: BodyRefused): MarketplaceError =>
+  refusal.reason === "character"
+    ? invalidInput(refusal.path ?? "", refusal.message)
+    : new BadRequest({
+      message: refusal.message,
+      ...(refusal.limitBytes === undefined ? {} : { details: { limitBytes: refusal.limitBytes } })
+    })
+
 const classification: Classification<MarketplaceError | Unhealthy> = {
-  declared: (reason) => (isMarketplaceError(reason) || reason instanceof Unhealthy ? reason : undefined),
+  declared: (reason) =>
+    isMarketplaceError(reason) || reason instanceof Unhealthy
+      ? reason
+      : reason instanceof BodyRefused
+      ? bodyRefusal(reason)
+      : undefined,
   invalid: (issues) => {
     const named = namedPaths(issues)
     return new ValidationFailed({
@@ -71,21 +92,24 @@ const render = (error: MarketplaceError | Unhealthy, requestId: string) => {
  * id header is set on the response directly: a pre-response handler and a log
  * annotation per request cost about a sixth of the throughput of a light
  * route. The request id is attached to the logs of failures only.
+ *
+ * A target whose percent-encoding is malformed is refused before routing. Bodies
+ * are read by the shared rules (src/http/Bodies.ts), lazily, when a route decodes
+ * its payload: JSON only, at most `maxBodyBytes` whether declared or counted (the
+ * rest is drained, so the client reads the answer instead of a reset),
+ * `maxBodyDepth` levels, no NUL or lone surrogate.
  */
 export const ErrorEnvelopeLive = HttpApiBuilder.middleware((app) =>
   // A plain flatMap, not Effect.gen: this runs on every request, and a generator costs several
   // times what one flatMap does.
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const requestId = randomUUID()
-    // A declared oversized body is refused before reading; the size limit below catches the undeclared
-    // (chunked) ones, by cutting the connection.
-    const declared = Number(request.headers["content-length"] ?? 0)
-    const guarded: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown> = declared > maxBodyBytes
-      ? Effect.fail(new BadRequest({ message: `The request body is larger than ${maxBodyBytes} bytes` }))
-      : bodiless.has(request.method)
-      ? app
-      : app.pipe(HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)))
-    return guarded.pipe(
+    const target = targetProblem(request.url)
+    if (target !== undefined) return Effect.succeed(render(invalidInput(target.path, target.message), requestId))
+    const handled: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, unknown> = HttpMethod.hasBody(request.method)
+      ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, guarded(request, bodyRules))
+      : app
+    return handled.pipe(
       Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
       Effect.catchAllCause((cause) =>
         Effect.flatMap(

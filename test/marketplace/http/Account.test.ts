@@ -15,7 +15,7 @@ import { type RunningMarketplace, startMarketplace, testOrigin } from "../../sup
 import { type Account, account, bearer, call, cookie, fromSite, rows } from "../fixtures/Accounts.js"
 import { at, type Document, expectValidationFailed, version } from "../fixtures/Listing.js"
 
-const publishers = ["solo", "shared", "joint", "stranded", "other"] as const
+const publishers = ["solo", "shared", "joint", "stranded", "other", "ginas"] as const
 const document: Document = {
   publishers: publishers.map((slug) => ({ slug, name: `Pub ${slug}`, verified: slug === "shared" })),
   packages: [
@@ -43,7 +43,8 @@ const memberships: ReadonlyArray<readonly [string, string, PublisherRole]> = [
   ["eve@example.com", "joint", "owner"],
   ["carol@example.com", "stranded", "owner"],
   ["dave@example.com", "stranded", "member"],
-  ["bob@example.com", "other", "owner"]
+  ["bob@example.com", "other", "owner"],
+  ["gina@example.com", "ginas", "owner"]
 ]
 
 /** Tables whose rows belong to somebody, with the column naming the user. */
@@ -65,6 +66,7 @@ describe.each(dialects)("account routes on %s", (dialect) => {
   const dave = account("dave@example.com", "user")
   const eve = account("eve@example.com", "user")
   const frank = account("frank@example.com", "user")
+  const gina = account("gina@example.com", "user", { one: ["packages:read"], two: ["packages:read"] })
 
   /** Device links and media of each user: the API has no routes for them yet. */
   const belongings = (who: Account, devices: number, media: number) =>
@@ -81,7 +83,7 @@ describe.each(dialects)("account routes on %s", (dialect) => {
   beforeAll(async () => {
     server = await startMarketplace(dialect, document, {
       setup: Effect.gen(function*() {
-        yield* Effect.all([alice.setup, bob.setup, carol.setup, dave.setup, eve.setup, frank.setup])
+        yield* Effect.all([alice.setup, bob.setup, carol.setup, dave.setup, eve.setup, frank.setup, gina.setup])
         const credentials = yield* Credentials
         yield* credentials.issueOAuthToken({
           email: "alice@example.com",
@@ -107,6 +109,7 @@ describe.each(dialects)("account routes on %s", (dialect) => {
         }
         yield* belongings(alice.account, 2, 3)
         yield* belongings(bob.account, 1, 1)
+        yield* belongings(gina.account, 1, 2)
       }).pipe(Effect.provide(SqlAccounts.layer), Effect.orDie)
     )
   })
@@ -209,6 +212,31 @@ describe.each(dialects)("account routes on %s", (dialect) => {
       .toBe(401)
     expect((await myPackages(bearer(bob.account.session))).body.items.map((item: { name: string }) => item.name))
       .toEqual(["@shared/tool", "other-thing"])
+  })
+
+  it("deletes once when 10 requests without a key arrive together: one answer with the counts, the others 401", async () => {
+    const extra = await server.query(
+      Effect.flatMap(Credentials, (credentials) =>
+        Effect.all(Array.from({ length: 4 }, () => credentials.issueSession("gina@example.com")))).pipe(
+        Effect.provide((await import("../../../layers/marketplace/sql/SqlCredentials.js")).layer)
+      )
+    )
+    const sessions = [gina.account.session, ...extra.map(Redacted.value)]
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => deleteMe(bearer(sessions[i % sessions.length]!)))
+    )
+    const ok = responses.filter((response) => response.status === 200)
+    expect(ok).toHaveLength(1)
+    expect(ok[0]!.body).toEqual({
+      deleted: true,
+      removed: { apiTokens: 2, deviceLinks: 1, oauthGrants: 0, publishers: 1, media: 2 }
+    })
+    for (const response of responses.filter((response) => response.status !== 200)) {
+      expect([response.status, response.body.error.code]).toEqual([401, "unauthorized"])
+    }
+    const [users, publisherRows] = await server.query(Effect.all([rows("users"), rows("publishers")]))
+    expect(users.some((row) => row.email === "gina@example.com")).toBe(false)
+    expect(publisherRows.some((row) => row.slug === "ginas")).toBe(false)
   })
 
   it("deletes once when 20 identical requests with one key arrive together", async () => {

@@ -22,7 +22,8 @@ const document: Document = {
     ["@acme/beta", "unreviewed"],
     ["gamma", "featured"],
     ["delta", "hidden"],
-    ["epsilon", "rejected"]
+    ["epsilon", "rejected"],
+    ...Array.from({ length: 10 }, (_, i) => [`rush-${i}`, "listed"])
   ].map(([name, curationStatus], i) => ({
     name: name!,
     displayName: name!,
@@ -173,7 +174,10 @@ describe.each(dialects)("curation on %s", (dialect) => {
       expect(readded.body.items).toHaveLength(3)
 
       const removed = await command("picks", { action: "remove_item", packageName: "@acme/beta" })
-      expect(removed.body.items.map((item: { packageName: string }) => item.packageName)).toEqual(["gamma", "epsilon"])
+      expect(removed.body.items).toEqual([
+        { packageName: "gamma", position: 0, note: "still the best" },
+        { packageName: "epsilon", position: 1, note: "n".repeat(300) }
+      ])
 
       const reordered = await command("picks", { action: "reorder", packageNames: ["epsilon", "gamma"] })
       expect(reordered.status).toBe(200)
@@ -181,6 +185,68 @@ describe.each(dialects)("curation on %s", (dialect) => {
         { packageName: "epsilon", position: 0, note: "n".repeat(300) },
         { packageName: "gamma", position: 1, note: "still the best" }
       ])
+    })
+
+    it("answers 10 simultaneous add_items with 200 each and positions 0..9", async () => {
+      await command("rush", { action: "create", title: "Rush" })
+      const names = Array.from({ length: 10 }, (_, i) => `rush-${i}`)
+      const responses = await Promise.all(names.map((packageName) => command("rush", { action: "add_item", packageName })))
+      expect(responses.map((response) => response.status)).toEqual(names.map(() => 200))
+      const items: Array<{ packageName: string; position: number }> = (await state("rush")).body.items
+      expect(items.map((item) => item.position)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+      expect(items.map((item) => item.packageName).sort()).toEqual([...names].sort())
+    })
+
+    it("answers simultaneous add_items of the same packages with 200 each and one item per package", async () => {
+      await command("twice", { action: "create", title: "Twice" })
+      const names = ["rush-0", "rush-1", "rush-2", "rush-3", "rush-4"]
+      const responses = await Promise.all(
+        [...names, ...names].map((packageName) => command("twice", { action: "add_item", packageName }))
+      )
+      expect(responses.map((response) => response.status)).toEqual([...names, ...names].map(() => 200))
+      const items: Array<{ packageName: string; position: number }> = (await state("twice")).body.items
+      expect(items.map((item) => item.position)).toEqual([0, 1, 2, 3, 4])
+      expect(items.map((item) => item.packageName).sort()).toEqual(names)
+    })
+
+    it("keeps positions gap-free when removes and adds run at the same time", async () => {
+      await command("churn", { action: "create", title: "Churn" })
+      for (const name of ["rush-0", "rush-1", "rush-2", "rush-3"]) await command("churn", { action: "add_item", packageName: name })
+      const responses = await Promise.all([
+        command("churn", { action: "remove_item", packageName: "rush-1" }),
+        command("churn", { action: "add_item", packageName: "rush-5" }),
+        command("churn", { action: "remove_item", packageName: "rush-2" }),
+        command("churn", { action: "add_item", packageName: "rush-6" })
+      ])
+      expect(responses.map((response) => response.status)).toEqual([200, 200, 200, 200])
+      const items: Array<{ packageName: string; position: number }> = (await state("churn")).body.items
+      expect(items.map((item) => item.position)).toEqual([0, 1, 2, 3])
+      expect(items.slice(0, 2).map((item) => item.packageName)).toEqual(["rush-0", "rush-3"])
+    })
+
+    it("refuses a NUL or a lone surrogate in any text with 400 validation_failed and stores nothing", async () => {
+      const nul = await command("nul", { action: "create", title: "a\u0000b" })
+      expect(nul.status).toBe(400)
+      expect(nul.body.error).toMatchObject({ code: "validation_failed", details: { issues: [{ path: "title" }] } })
+      expectNotFound(await state("nul"))
+
+      await command("texts", { action: "create", title: "Texts" })
+      await command("texts", { action: "add_item", packageName: "alpha", note: "kept" })
+      const before = (await state("texts")).body
+      for (const body of [
+        { action: "update", description: "\u0000" },
+        { action: "add_item", packageName: "alpha", note: "x\u0000" },
+        { action: "add_item", packageName: "alpha", note: "\ud800" },
+        { action: "update", title: "\udfff tail" }
+      ]) {
+        const response = await command("texts", body)
+        expect(response.status, JSON.stringify(body)).toBe(400)
+        expect(response.body.error.code).toBe("validation_failed")
+      }
+      expect((await state("texts")).body).toEqual(before)
+      const reason = await setStatus("alpha", { status: "hidden", reason: "spam\u0000" })
+      expect(reason.status).toBe(400)
+      expect((await server.request("/api/v1/packages/alpha")).status).toBe(200)
     })
 
     it("answers 404 for a missing collection, a missing package, or an item not in the collection", async () => {

@@ -6,6 +6,7 @@ import { Authentication } from "../../../schema/marketplace/Security.js"
 import { PackageStore } from "../../../services/marketplace/PackageStore.js"
 import { dialects } from "../../support/Databases.js"
 import { type RunningMarketplace, startMarketplace } from "../../support/MarketplaceServer.js"
+import { exchange, head } from "../../support/RawHttp.js"
 
 type Response = Awaited<ReturnType<RunningMarketplace["request"]>>
 
@@ -77,6 +78,26 @@ describe.each(dialects)("error envelope on %s", (dialect) => {
     ]
   ] as const)("%s answers %i %s in the envelope", async (_, status, code, path, init) => {
     expectEnvelope(await server.request(path, init), status, code)
+  })
+
+  it.each([
+    ["%ff in a path", "/api/v1/categories/%ff", ""],
+    ["%zz in a path", "/api/v1/categories/%zz", ""],
+    ["a bare % in a path", "/api/v1/packages/100%", ""],
+    ["%00 in a path", "/api/v1/packages/a%00b", ""],
+    ["%ff in an unknown route", "/api/v1/nope%ff", ""],
+    ["%00 in a query parameter", "/api/v1/search?q=a%00b", "q"],
+    ["%ff in a query parameter", "/api/v1/packages?q=%ff", "q"],
+    ["an encoded surrogate in a query parameter", "/api/v1/search?q=%ed%a0%80", "q"]
+  ])("answers %s with 400 validation_failed", async (_, path, named) => {
+    const response = await server.request(path)
+    expectEnvelope(response, 400, "validation_failed")
+    expect(response.body.error.details.issues).toEqual([{ path: named, message: response.body.error.message }])
+  })
+
+  it("still serves a well-encoded path and query", async () => {
+    expect((await server.request("/api/v1/search?q=caf%C3%A9+bar")).status).toBe(200)
+    expect((await server.request("/api/v1/categories/tool%73")).status).toBe(200)
   })
 
   it("names the offending parameter in details.issues of a validation failure", async () => {
@@ -166,6 +187,68 @@ describe.each(dialects)("request bodies on %s", (dialect) => {
     expect(response.body.error.requestId).toBe(response.requestId)
   })
 
+  it("answers a chunked body over 1 MiB with a whole 400 bad_request envelope, not a reset", async () => {
+    const { host } = new URL(server.baseUrl)
+    const framed = (bytes: Buffer) => Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from("\r\n")])
+    const chunks = Array.from({ length: 20 }, () => framed(Buffer.alloc(64 * 1024, "x")))
+    const response = await Effect.runPromise(exchange(server.baseUrl, [
+      head([
+        "POST /api/v1/curation/packages/x/status HTTP/1.1",
+        `host: ${host}`,
+        "authorization: Bearer any",
+        "content-type: application/json",
+        "transfer-encoding: chunked"
+      ]),
+      framed(Buffer.from("{\"status\":\"listed\",\"reason\":\"")),
+      ...chunks,
+      "0\r\n\r\n"
+    ]))
+    expect(response.reset).toBe(false)
+    expect(response.status).toBe(400)
+    expect(response.body.error).toMatchObject({ code: "bad_request", details: { limitBytes: 1024 * 1024 } })
+    expect(response.body.error.requestId).toBe(response.headers["x-request-id"])
+  })
+
+  it("answers nesting 3,000 levels deep with 400 bad_request", async () => {
+    const deep = `{"status":${"[".repeat(3000)}${"]".repeat(3000)}}`
+    expectEnvelope(await post(deep), 400, "bad_request")
+    const deepObjects = `${"{\"a\":".repeat(3000)}1${"}".repeat(3000)}`
+    expectEnvelope(await post(deepObjects), 400, "bad_request")
+  })
+
+  it.each([
+    ["a malformed multipart body", "multipart/form-data; boundary=xyz", "--xyz\r\nnot a part"],
+    ["a well-formed multipart body", "multipart/form-data; boundary=xyz", "--xyz\r\ncontent-disposition: form-data; name=\"status\"\r\n\r\nlisted\r\n--xyz--\r\n"],
+    ["a form body", "application/x-www-form-urlencoded", "status=listed"],
+    ["JSON sent as text/plain", "text/plain", "{\"status\":\"listed\"}"],
+    ["JSON sent as application/octet-stream", "application/octet-stream", "{\"status\":\"listed\"}"]
+  ])("answers %s on a JSON route with 400 bad_request", async (_, contentType, body) => {
+    const response = await server.request("/api/v1/curation/packages/x/status", {
+      method: "POST",
+      headers: { ...bearer, "content-type": contentType },
+      body
+    })
+    expectEnvelope(response, 400, "bad_request")
+    expect(response.body.error.message).toContain("application/json")
+  })
+
+  it.each([
+    ["a NUL in a value", "{\"status\":\"listed\",\"reason\":\"a\\u0000b\"}", "reason", "NUL"],
+    ["a NUL in a key", "{\"status\":\"listed\",\"re\\u0000ason\":\"r\"}", "", "NUL"],
+    ["a lone high surrogate", "{\"status\":\"listed\",\"reason\":\"a\\ud800b\"}", "reason", "surrogate"],
+    ["a lone low surrogate", "{\"status\":\"listed\",\"reason\":\"\\udc00\"}", "reason", "surrogate"]
+  ])("answers %s with 400 validation_failed naming where", async (_, body, path, what) => {
+    const response = await post(body)
+    expectEnvelope(response, 400, "validation_failed")
+    expect(response.body.error.message).toContain(what)
+    expect(response.body.error.details).toEqual({ issues: [{ path, message: response.body.error.message }] })
+  })
+
+  it("accepts a surrogate pair (an emoji escaped in JSON) as text", async () => {
+    // Past the body rules: the package does not exist.
+    expectEnvelope(await post("{\"status\":\"listed\",\"reason\":\"\\ud83d\\ude00\"}"), 404, "not_found")
+  })
+
   it("answers a body that does not fit the schema with 400 validation_failed naming the field", async () => {
     const response = await post(JSON.stringify({ status: "approved" }))
     expectEnvelope(response, 400, "validation_failed")
@@ -176,6 +259,49 @@ describe.each(dialects)("request bodies on %s", (dialect) => {
     const response = await post(JSON.stringify({ status: "listed", reason: "x".repeat(501) }))
     expectEnvelope(response, 400, "validation_failed")
     expect(response.body.error.details.issues.map((issue: { path: string }) => issue.path)).toEqual(["reason"])
+  })
+})
+
+describe("Node's own parser errors", () => {
+  let server: RunningMarketplace
+  beforeAll(async () => {
+    // Any credential passes, so the chunked body is read.
+    server = await startMarketplace("sqlite", {}, { services: (live) => Layer.merge(live, AcceptingAuthentication) })
+  })
+  afterAll(() => server.close())
+
+  it.each([
+    ["headers over Node's limit", [
+      head(["GET /api/v1/categories HTTP/1.1", "host: localhost", `x-big: ${"b".repeat(20_000)}`])
+    ]],
+    ["broken chunked framing", [
+      head([
+        "POST /api/v1/curation/packages/x/status HTTP/1.1",
+        "host: localhost",
+        "authorization: Bearer any",
+        "content-type: application/json",
+        "transfer-encoding: chunked"
+      ]),
+      "zz\r\n{}\r\n0\r\n\r\n"
+    ]],
+    ["a malformed request line", ["GARBAGE\r\n\r\n"]]
+  ])("%s: 400 bad_request in the envelope with its x-request-id, then the connection closes", async (_, parts) => {
+    const response = await Effect.runPromise(exchange(server.baseUrl, parts))
+    expect(response.reset).toBe(false)
+    expect(response.status).toBe(400)
+    expect(response.headers["content-type"]).toBe("application/json")
+    expect(response.headers["connection"]).toBe("close")
+    expect(Object.keys(response.body)).toEqual(["error"])
+    expect(response.body.error).toMatchObject({ code: "bad_request", message: expect.stringMatching(/\S/) })
+    expect(response.body.error.requestId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(response.headers["x-request-id"]).toBe(response.body.error.requestId)
+  })
+
+  it("names the header limit", async () => {
+    const response = await Effect.runPromise(
+      exchange(server.baseUrl, [head(["GET /api/v1/health HTTP/1.1", `x-big: ${"b".repeat(20_000)}`])])
+    )
+    expect(response.body.error.details).toEqual({ limitBytes: 16_384 })
   })
 })
 

@@ -98,13 +98,28 @@ describe.each(dialects)("idempotency keys on %s", (dialect) => {
     expect(await log("gamma")).toEqual([])
   })
 
-  it("scopes keys to the route and to the user", async () => {
+  it("scopes keys to the user: the same key on another route is 422 idempotency_key_reused and runs nothing", async () => {
     expect((await post("/packages/gamma/status", { status: "hidden" }, "key-scope")).status).toBe(200)
-    const otherRoute = await post("/packages/gamma/featured", { featured: true }, "key-scope")
-    expect(otherRoute.body).toEqual({ name: "gamma", curationStatus: "featured" })
+    for (const [path, body] of [
+      ["/packages/gamma/featured", { featured: true }],
+      ["/collections/scoped", { action: "create", title: "Scoped" }]
+    ] as const) {
+      const otherRoute = await post(path, body, "key-scope")
+      expect(otherRoute.status).toBe(422)
+      expect(otherRoute.body.error).toMatchObject({ code: "idempotency_key_reused", requestId: otherRoute.headers.get("x-request-id") })
+    }
+    const collection = await call(server, {
+      method: "GET",
+      path: "/api/v1/curation/collections/scoped",
+      headers: bearer(cora.account.tokens.curate!)
+    })
+    expect(collection.status).toBe(404)
     const otherUser = await post("/packages/gamma/status", { status: "hidden" }, "key-scope", carl)
     expect(otherUser.body).toEqual({ name: "gamma", curationStatus: "hidden" })
-    expect((await log("gamma")).map((entry) => entry.actorId)).toEqual([cora.account.id, cora.account.id, carl.account.id])
+    expect((await log("gamma")).map((entry) => [entry.actorId, entry.to])).toEqual([
+      [cora.account.id, "hidden"],
+      [carl.account.id, "hidden"]
+    ])
   })
 
   it("replays a failure the handler answered, even after the state changed", async () => {

@@ -10,6 +10,7 @@ import { dialects } from "../../support/Databases.js"
 import { type RunningMarketplace, startMarketplace } from "../../support/MarketplaceServer.js"
 
 interface Issued {
+  oauthElsewhere: string
   apiToken: string
   expired: string
   revoked: string
@@ -51,6 +52,15 @@ describe.each(dialects)("GET /me on %s", (dialect) => {
         issued.revoked = Redacted.value(revoked)
         issued.session = Redacted.value(yield* credentials.issueSession(email))
         issued.adminSession = Redacted.value(yield* credentials.issueSession("root@example.com"))
+        issued.oauthElsewhere = Redacted.value(
+          yield* credentials.issueOAuthToken({
+            email,
+            scopes: ["packages:read"],
+            audience: "https://elsewhere.test/api/v1",
+            clientId: "app",
+            expiresAt: new Date(Date.now() + 3_600_000)
+          })
+        )
         issued.tokenRows = yield* sql<Record<string, unknown>>`SELECT * FROM api_tokens`
         issued.sessionRows = yield* sql<Record<string, unknown>>`SELECT * FROM sessions`
       })
@@ -87,6 +97,12 @@ describe.each(dialects)("GET /me on %s", (dialect) => {
     ["an expired token", () => issued.expired],
     ["a revoked token", () => issued.revoked]
   ])("answers 401 for %s", (_, token) => expectUnauthorized(bearer(token()), "The credential is not valid"))
+
+  it("answers 401 for an OAuth token of another audience, saying which audience this API accepts", () =>
+    expectUnauthorized(
+      bearer(issued.oauthElsewhere),
+      "The OAuth access token is for https://elsewhere.test/api/v1, not for this API (https://market.test/api/v1)"
+    ))
 
   it("answers 401 for an unknown session cookie and for an API token in the cookie", async () => {
     await expectUnauthorized({ cookie: `app.session_token=${TokenFormat.generate("session")}` }, "The credential is not valid")
