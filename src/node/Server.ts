@@ -2,8 +2,14 @@
 import { type HttpApi, HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer, type Redacted } from "effect"
+import * as path from "node:path"
 import * as Identity from "../../layers/node/fs/Identity.js"
+import * as FsPackageFolders from "../../layers/node/fs/FsPackageFolders.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
+import * as HttpMarketplaceCatalog from "../../layers/node/marketplace/HttpMarketplaceCatalog.js"
+import * as Directory from "../../layers/node/packages/Directory.js"
+import * as InstallerLive from "../../layers/node/packages/Installer.js"
+import * as SqlPackageRecords from "../../layers/node/sql/SqlPackageRecords.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
@@ -21,6 +27,7 @@ import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { MapsLive } from "./handlers/Maps.js"
+import { PackagesLive } from "./handlers/Packages.js"
 import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
@@ -34,6 +41,11 @@ export interface NodeOptions {
   readonly appSecret: Redacted.Redacted<string>
   readonly model: Layer.Layer<ModelProvider>
   readonly turns?: TurnEngineLive.TurnSettings | undefined
+  /**
+   * The marketplace the directory lists (its origin); `undefined` reads CLARK_MARKETPLACE_URL, `null` lists
+   * local folders only.
+   */
+  readonly marketplaceUrl?: string | null | undefined
   /** The tile fetcher; tests replace it to see how the node answers each of its outcomes. */
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
@@ -46,7 +58,8 @@ export const ServicesLive = (options: NodeOptions) => {
     SqlAuditLog.layer,
     SqlPreferenceStore.layer,
     SqlTransactions.layer,
-    SqlArtifactStore.layer({ dataDir: options.dataDir })
+    SqlArtifactStore.layer({ dataDir: options.dataDir }),
+    SqlPackageRecords.layer
   ).pipe(Layer.provideMerge(database))
   const secrets = FileSecretBroker.layer(options.dataDir)
   // The same `stores` and `secrets` values below: layers are shared by reference, so one database, one broker.
@@ -78,7 +91,16 @@ export const ServicesLive = (options: NodeOptions) => {
     options.model
   )
   const engine = options.turns === undefined ? TurnEngineLive.layerConfig : TurnEngineLive.layer(options.turns)
-  return engine.pipe(Layer.provideMerge(base))
+  const catalog = options.marketplaceUrl === undefined
+    ? HttpMarketplaceCatalog.layerConfig
+    : HttpMarketplaceCatalog.layer(options.marketplaceUrl ?? undefined)
+  // The package cache lives beside the database: one folder per content digest.
+  const packages = InstallerLive.layer.pipe(
+    Layer.provideMerge(Directory.layer),
+    Layer.provideMerge(Layer.merge(FsPackageFolders.layer({ cacheDir: path.join(options.dataDir, "packages") }), catalog)),
+    Layer.provide(stores)
+  )
+  return Layer.merge(engine, packages).pipe(Layer.provideMerge(base))
 }
 
 export const ApiLive = (
@@ -93,6 +115,7 @@ export const ApiLive = (
       HostControlLive,
       MapsLive,
       PreferencesLive,
+      PackagesLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

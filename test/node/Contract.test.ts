@@ -294,6 +294,18 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("setKey", unbuilt)
       .handle("removeKey", unbuilt)
       .handle("tile", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "packages", (handlers) =>
+    handlers
+      .handle("directory", unbuilt)
+      .handle("listing", unbuilt)
+      .handle("addLocal", unbuilt)
+      .handle("install", unbuilt)
+      .handle("requestInstall", unbuilt)
+      .handle("approval", unbuilt)
+      .handle("approvalEvents", unbuilt)
+      .handle("decideApproval", unbuilt)
+      .handle("storeCredential", unbuilt)
+      .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
     handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt))
 )

@@ -8,7 +8,6 @@ import { Effect, Layer } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import { toNodeError } from "../http/Errors.js"
-import { storeCredential } from "./Maps.js"
 
 const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
 
@@ -56,20 +55,6 @@ export const WorkPending = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     .handle("reconcile", notYet)
     .handle("decideTaskApproval", notYet))
 
-/** POST /credentials already refuses the map key by name (see Maps.ts); the rest waits for the packages work. */
-export const PackagesPending = HttpApiBuilder.group(NodeApi, "packages", (handlers) =>
-  handlers
-    .handle("directory", notYet)
-    .handle("listing", notYet)
-    .handle("addLocal", notYet)
-    .handle("install", notYet)
-    .handle("requestInstall", notYet)
-    .handle("approval", notYet)
-    .handle("approvalEvents", notYet)
-    .handle("decideApproval", notYet)
-    .handle("storeCredential", storeCredential)
-    .handle("connectionCallback", notYet))
-
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
     .handle("themes", notYet)
@@ -92,7 +77,6 @@ export const PendingGroupsLive = Layer.mergeAll(
   ArtifactsPending,
   InboxPending,
   WorkPending,
-  PackagesPending,
   ThemesPending,
   AppIntentsPending
 )
