@@ -72,7 +72,12 @@ export const makeStore = Effect.gen(function*() {
       const refill = Duration.toMillis(options.refillRate)
       const { allowOverflow, limit, tokens } = options
       // Whole refill steps since the last one; the remainder carries over in last_refill.
-      const steps = sql`CAST((${real(now)} - rate_limit_buckets.last_refill) / ${real(refill)} AS INTEGER)`
+      const elapsed = sql`(${real(now)} - rate_limit_buckets.last_refill) / ${real(refill)}`
+      // PostgreSQL's CAST rounds; SQLite's truncates, which is the floor of a positive number.
+      const steps = sql.onDialectOrElse({
+        pg: () => sql`FLOOR(${elapsed})`,
+        orElse: () => sql`CAST(${elapsed} AS INTEGER)`
+      })
       const added = sql`CASE WHEN ${steps} > 0 THEN ${steps} ELSE 0 END`
       const refilled = sql`CASE WHEN rate_limit_buckets.tokens + ${added} > ${integer(limit)} THEN ${integer(limit)}
         ELSE rate_limit_buckets.tokens + ${added} END`
