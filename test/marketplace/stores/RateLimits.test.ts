@@ -15,11 +15,15 @@ import { makeDatabase, type TestDatabase } from "../../support/Databases.js"
 
 type Consume = Parameters<RateLimiter.RateLimiter["consume"]>[0]
 
+type Answer =
+  | { readonly allowed: true; readonly remaining: number; readonly resetAfter: number; readonly delay: number }
+  | { readonly allowed: false; readonly retryAfter: number }
+
 /** What a check answered, as plain numbers, so two stores' answers compare with toEqual. */
-const outcome = (options: Consume) =>
+const outcome = (options: Consume): Effect.Effect<Answer, never, RateLimiter.RateLimiter> =>
   Effect.flatMap(RateLimiter.RateLimiter, (limiter) =>
     limiter.consume(options).pipe(
-      Effect.map((result) => ({
+      Effect.map((result): Answer => ({
         allowed: true,
         remaining: result.remaining,
         resetAfter: Duration.toMillis(result.resetAfter),
@@ -27,7 +31,7 @@ const outcome = (options: Consume) =>
       })),
       Effect.catchTag("RateLimiterError", (error) =>
         error.reason === "Exceeded"
-          ? Effect.succeed({ allowed: false, retryAfter: Duration.toMillis(error.retryAfter) })
+          ? Effect.succeed<Answer>({ allowed: false, retryAfter: Duration.toMillis(error.retryAfter) })
           : Effect.die(error))
     ))
 
@@ -66,7 +70,7 @@ const script = (prefix: string): ReadonlyArray<Consume | Duration.DurationInput>
 }
 
 const run = (steps: ReadonlyArray<Consume | Duration.DurationInput>) =>
-  Effect.forEach(steps, (step) =>
+  Effect.forEach(steps, (step): Effect.Effect<Answer | "tick", never, RateLimiter.RateLimiter> =>
     typeof step === "object" && step !== null && "key" in step
       ? outcome(step)
       : Effect.as(TestClock.adjust(step), "tick" as const))
