@@ -6,6 +6,7 @@
  * and the RateLimit headers, and changes nothing. On PostgreSQL two servers on
  * one database spend one budget.
  */
+import { RateLimiter } from "@effect/experimental"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -94,6 +95,20 @@ describe.each(dialects)("rate limits on %s", (dialect) => {
     const other = await server.request("/api/v1/packages/alpha", { headers: from("198.51.100.2") })
     expect(other.status).toBe(200)
     expectCounted(other, 3, 2)
+    // PostgreSQL keeps the counters for every replica; a SQLite server counts in its own memory.
+    const counters = await server.query(rows("rate_limit_counters"))
+    expect(counters.length > 0).toBe(dialect === "postgres")
+  })
+
+  it("refuses before reading the request: a spent budget answers 429 whatever the body", async () => {
+    const client = from("198.51.100.8")
+    for (let i = 0; i < 3; i++) await server.request("/api/v1/me", { headers: client })
+    const response = await server.request("/api/v1/curation/collections/new-one", {
+      method: "POST",
+      headers: { ...client, "content-type": "application/json" },
+      body: "{not json"
+    })
+    expectRefused(response, 3)
   })
 
   it("counts answers that are errors too, and the typed client gets a RateLimited", async () => {
@@ -228,6 +243,28 @@ describe("rate limits without a trusted proxy", () => {
       }
     } finally {
       await off.close()
+    }
+  })
+})
+
+describe("rate limits when the store fails", () => {
+  let server: RunningMarketplace
+  const failing = RateLimiter.layer.pipe(Layer.provide(Layer.succeed(RateLimiter.RateLimiterStore, {
+    fixedWindow: () => Effect.fail(new RateLimiter.RateLimitStoreError({ message: "unreachable" })),
+    tokenBucket: () => Effect.fail(new RateLimiter.RateLimitStoreError({ message: "unreachable" }))
+  })))
+  beforeAll(async () => {
+    server = await startMarketplace("sqlite", document, {
+      services: (live) => Layer.mergeAll(withLimits({ ...limits, publicLimit: 1 })(live), failing)
+    })
+  })
+  afterAll(() => server.close())
+
+  it("lets requests through without the headers", async () => {
+    for (let i = 0; i < 3; i++) {
+      const response = await server.request("/api/v1/packages")
+      expect(response.status).toBe(200)
+      expect(response.headers.get("ratelimit-limit")).toBeNull()
     }
   })
 })
