@@ -47,21 +47,20 @@ export const makeStore = Effect.gen(function*() {
       const refill = Duration.toMillis(options.refillRate)
       const { limit, tokens } = options
       const fits = limit === undefined || tokens <= limit
-      // An expired window counts as empty and starts now.
-      const expired = sql`rate_limit_counters.expires_at <= ${real(now)}`
-      const base = sql`CASE WHEN ${expired} THEN 0 ELSE rate_limit_counters.count END`
-      const baseExpiry = sql`CASE WHEN ${expired} THEN ${real(now)} ELSE rate_limit_counters.expires_at END`
-      const refuse = sql`(${integer(limit ?? null)} IS NOT NULL AND ${base} + ${integer(tokens)} > ${
-        integer(limit ?? null)
-      })`
+      // The inserted row is a fresh window, which is also what an expired one becomes: `excluded`.
+      // Otherwise the window refuses when the tokens do not fit (never without a limit: `> NULL` is not true).
+      const expired = sql`rate_limit_counters.expires_at <= ${now}`
+      const over = sql`rate_limit_counters.count + ${tokens} > ${integer(limit ?? null)}`
       const row = yield* sql`INSERT INTO rate_limit_counters (key, count, expires_at, refused)
-        VALUES (${options.key}, ${fits ? tokens : 0}, ${real(now + (fits ? refill * tokens : 0))}, ${
-        fits ? sql.literal("FALSE") : sql.literal("TRUE")
+        VALUES (${options.key}, ${fits ? tokens : 0}, ${now + (fits ? refill * tokens : 0)}, ${
+        sql.literal(fits ? "FALSE" : "TRUE")
       })
         ON CONFLICT (key) DO UPDATE SET
-          count = CASE WHEN ${refuse} THEN ${base} ELSE ${base} + ${integer(tokens)} END,
-          expires_at = CASE WHEN ${refuse} THEN ${baseExpiry} ELSE ${baseExpiry} + ${real(refill * tokens)} END,
-          refused = ${refuse}
+          count = CASE WHEN ${expired} THEN excluded.count WHEN ${over} THEN rate_limit_counters.count
+            ELSE rate_limit_counters.count + ${tokens} END,
+          expires_at = CASE WHEN ${expired} THEN excluded.expires_at WHEN ${over} THEN rate_limit_counters.expires_at
+            ELSE rate_limit_counters.expires_at + ${refill * tokens} END,
+          refused = CASE WHEN ${expired} THEN excluded.refused ELSE COALESCE(${over}, FALSE) END
         RETURNING count, expires_at, refused`.pipe(Effect.mapError(storeError), Effect.flatMap(single(CounterRow)))
       return [row.refused ? row.count + tokens : row.count, row.expiresAt - now] as const
     })
