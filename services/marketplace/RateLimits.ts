@@ -19,6 +19,8 @@ export interface RateLimitSettings {
   readonly windowSeconds: number
   /** Addresses or CIDR ranges of proxies whose `X-Forwarded-For` is believed; none by default. */
   readonly trustedProxies: ReadonlyArray<string>
+  /** `shared`: one budget for all replicas through PostgreSQL; `per-replica`: each process counts alone. */
+  readonly store: "shared" | "per-replica"
 }
 
 export const defaultRateLimits: RateLimitSettings = {
@@ -26,7 +28,8 @@ export const defaultRateLimits: RateLimitSettings = {
   publicLimit: 600,
   authenticatedLimit: 600,
   windowSeconds: 60,
-  trustedProxies: []
+  trustedProxies: [],
+  store: "shared"
 }
 
 /** What a route's requests spend: nothing (health probes), the address's budget, or the credential's. */

@@ -76,7 +76,7 @@ export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Se
       SqlAccounts.layer,
       SqlCuration.layer,
       SqlIdempotency.layer,
-      SqlRateLimits.layer
+      Layer.unwrapEffect(Effect.map(Settings.RateLimits, (limits) => SqlRateLimits.layer(limits.store)))
     )),
     Layer.provideMerge(Layer.service(Settings.Settings)),
     // Read here rather than with Settings, so a server or test that builds Settings itself still gets them.

@@ -75,6 +75,9 @@ export const RateLimitsConfig: Config.Config<RateLimitSettings> = Config.all({
         onRight: () => Either.right(entries)
       })
     })
+  ),
+  store: Config.literal("shared", "per-replica")("MARKETPLACE_RATE_LIMIT_STORE").pipe(
+    Config.withDefault("shared" as const)
   )
 })
 

@@ -120,14 +120,15 @@ describe("settings", () => {
       Effect.either(Effect.withConfigProvider(RateLimitsConfig, ConfigProvider.fromMap(new Map(Object.entries(env)))))
     )
 
-  it("defaults to 600 requests a minute per address and per credential, no trusted proxy", () => {
+  it("defaults to 600 requests a minute per address and per credential, shared, no trusted proxy", () => {
     expect(read({})).toEqual(Either.right(defaultRateLimits))
     expect(defaultRateLimits).toEqual({
       enabled: true,
       publicLimit: 600,
       authenticatedLimit: 600,
       windowSeconds: 60,
-      trustedProxies: []
+      trustedProxies: [],
+      store: "shared"
     })
   })
 
@@ -137,13 +138,15 @@ describe("settings", () => {
       MARKETPLACE_RATE_LIMIT_PUBLIC: "100",
       MARKETPLACE_RATE_LIMIT_AUTHENTICATED: "1000",
       MARKETPLACE_RATE_LIMIT_WINDOW_SECONDS: "300",
-      MARKETPLACE_TRUSTED_PROXIES: "10.0.0.0/8, fd00::/8"
+      MARKETPLACE_TRUSTED_PROXIES: "10.0.0.0/8, fd00::/8",
+      MARKETPLACE_RATE_LIMIT_STORE: "per-replica"
     })).toEqual(Either.right({
       enabled: false,
       publicLimit: 100,
       authenticatedLimit: 1000,
       windowSeconds: 300,
-      trustedProxies: ["10.0.0.0/8", "fd00::/8"]
+      trustedProxies: ["10.0.0.0/8", "fd00::/8"],
+      store: "per-replica"
     }))
   })
 
@@ -152,7 +155,8 @@ describe("settings", () => {
     ["MARKETPLACE_RATE_LIMIT_PUBLIC", "0"],
     ["MARKETPLACE_RATE_LIMIT_AUTHENTICATED", "1.5"],
     ["MARKETPLACE_RATE_LIMIT_WINDOW_SECONDS", "-1"],
-    ["MARKETPLACE_TRUSTED_PROXIES", "10.0.0.0/8,ingress"]
+    ["MARKETPLACE_TRUSTED_PROXIES", "10.0.0.0/8,ingress"],
+    ["MARKETPLACE_RATE_LIMIT_STORE", "redis"]
   ])("refuses %s=%s", (name, value) => {
     expect(Either.isLeft(read({ [name]: value }))).toBe(true)
   })

@@ -10,7 +10,7 @@ import { RateLimiter } from "@effect/experimental"
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Duration, Effect, Layer, Schedule, Schema } from "effect"
-import { ReplayCheck } from "../../../services/marketplace/RateLimits.js"
+import { type RateLimitSettings, ReplayCheck } from "../../../services/marketplace/RateLimits.js"
 
 const storeError = (error: SqlError) =>
   new RateLimiter.RateLimitStoreError({ message: "The rate-limit store failed", cause: error })
@@ -146,18 +146,25 @@ export const replayCheckLayer = Layer.effect(
   })
 )
 
-/** The store the server uses: shared through PostgreSQL, in memory on SQLite. */
-export const serverStoreLayer: Layer.Layer<RateLimiter.RateLimiterStore, never, SqlClient.SqlClient> = Layer
-  .unwrapEffect(
+/**
+ * The store the server uses: `shared` is the SQL store on PostgreSQL (every
+ * replica spends from one budget) and memory on SQLite (one process);
+ * `per-replica` counts in each process's memory, so N replicas let up to N
+ * times the limit through, unevenly as the balancer spreads a client.
+ */
+export const serverStoreLayer = (
+  store: RateLimitSettings["store"]
+): Layer.Layer<RateLimiter.RateLimiterStore, never, SqlClient.SqlClient> =>
+  Layer.unwrapEffect(
     Effect.map(SqlClient.SqlClient, (sql) =>
       sql.onDialectOrElse({
-        pg: () => storeLayer,
+        pg: () => (store === "shared" ? storeLayer : RateLimiter.layerStoreMemory),
         orElse: () => RateLimiter.layerStoreMemory
       }))
   )
 
 /** The limiter and the replay check of the marketplace. */
-export const layer: Layer.Layer<RateLimiter.RateLimiter | ReplayCheck, never, SqlClient.SqlClient> = Layer.merge(
-  RateLimiter.layer.pipe(Layer.provide(serverStoreLayer)),
-  replayCheckLayer
-)
+export const layer = (
+  store: RateLimitSettings["store"]
+): Layer.Layer<RateLimiter.RateLimiter | ReplayCheck, never, SqlClient.SqlClient> =>
+  Layer.merge(RateLimiter.layer.pipe(Layer.provide(serverStoreLayer(store))), replayCheckLayer)

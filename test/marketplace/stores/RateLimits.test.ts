@@ -154,6 +154,39 @@ describe.each(["sqlite", "postgres"] as const)("the SQL rate-limit store on %s",
     }).pipe(Effect.provide(Layer.merge(sql(), Database.layer(database.parsed))), Effect.orDie))
 })
 
+describe.each(["sqlite", "postgres"] as const)("the server's rate-limit store on %s", (dialect) => {
+  let database: TestDatabase
+  beforeAll(async () => {
+    database = await makeDatabase(dialect)
+  })
+  afterAll(() => database.drop())
+
+  const counters = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT key FROM rate_limit_counters`)
+  it.each([["shared", dialect === "postgres"], ["per-replica", false]] as const)(
+    "%s keeps counters in the database: %s",
+    async (store, inDatabase) => {
+      const found = await Effect.runPromise(
+        Effect.gen(function*() {
+          const replicas = [SqlRateLimits.layer(store), SqlRateLimits.layer(store)]
+          const check = (replica: number) =>
+            outcome({ key: `server-${store}`, limit: 5, window: "60 seconds" }).pipe(Effect.provide(replicas[replica]!))
+          expect(yield* check(0)).toMatchObject({ remaining: 4 })
+          // Shared on PostgreSQL, the second replica sees the first one's request.
+          expect(yield* check(1)).toMatchObject({ remaining: inDatabase ? 3 : 4 })
+          return yield* counters
+        }).pipe(Effect.provide(Database.layer(database.parsed)), Effect.orDie)
+      )
+      expect(found.length > 0).toBe(inDatabase)
+      await Effect.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`DELETE FROM rate_limit_counters`).pipe(
+          Effect.provide(Database.layer(database.parsed)),
+          Effect.orDie
+        )
+      )
+    }
+  )
+})
+
 describe("the SQL rate-limit store shared by two replicas on PostgreSQL", () => {
   let database: TestDatabase
   beforeAll(async () => {
