@@ -37,7 +37,7 @@ const single = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unkno
  */
 export const makeStore = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // Parameters are cast: PostgreSQL cannot type `$1 + $2` on its own.
+  // Some parameters are cast: PostgreSQL cannot type `$1 + $2` or a lone NULL on its own.
   const real = (value: number) => sql`CAST(${value} AS DOUBLE PRECISION)`
   const integer = (value: number | null) => sql`CAST(${value} AS INTEGER)`
 
