@@ -207,7 +207,16 @@ describe.each(dialects)("rate limits on %s", (dialect) => {
     const wrong = await me(bearer("cmk_wrong"))
     expect(wrong.status).toBe(401)
     expectCounted(wrong, 3, 1)
-    expect((await server.request("/api/v1/packages", { headers: client })).status).toBe(200)
+    // A session cookie on a change from another site is refused and spends the address's budget, not the session's.
+    const crossSite = await call(server, {
+      method: "POST",
+      path: "/api/v1/curation/packages/gamma/featured",
+      body: { featured: true },
+      headers: { ...client, ...cookie(cora.account.session), origin: "https://evil.test" }
+    })
+    expect(crossSite.status).toBe(403)
+    expectCounted(crossSite, 3, 0)
+    expect(await status("gamma")).toBe("listed")
     expectRefused(await me(bearer("cmk_guess")), 3)
     // A valid credential from that address still has its own budget.
     const valid = await me(bearer(cora.account.tokens.second!))
