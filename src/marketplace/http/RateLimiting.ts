@@ -98,10 +98,8 @@ export const RateLimitingLive = HttpApiBuilder.middleware(
     const limiter = yield* RateLimiter.RateLimiter
     const replays = yield* ReplayCheck
     const authentication = yield* Authentication
-    const proxies = parseTrustedProxies(settings.trustedProxies).pipe(
-      Effect.orDieWith((message) => new Error(message)),
-      Effect.runSync
-    )
+    // Checked when the settings were read; a list that fails here is a programming error.
+    const proxies = yield* Effect.orDie(parseTrustedProxies(settings.trustedProxies))
     const window = Duration.seconds(settings.windowSeconds)
 
     const refusal = (error: RateLimiter.RateLimitExceeded, spends: "address" | "credential") => {
