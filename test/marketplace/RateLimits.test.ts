@@ -1,6 +1,9 @@
-/** The rules of rate limiting: client address, budget keys, route kinds, headers and settings. */
+/** The rules of rate limiting: client address, budget keys, route kinds, headers, settings, one credential check. */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
+import { ConfigProvider, Effect, Either, Exit, Layer, Redacted, Ref } from "effect"
+import { Unauthorized } from "../../schema/marketplace/Errors.js"
+import { Authentication, type Credential } from "../../schema/marketplace/Security.js"
+import { authenticateOnce, CheckedCredential } from "../../src/marketplace/http/RateLimiting.js"
 import { RateLimitsConfig } from "../../src/marketplace/Settings.js"
 import {
   addressKey,
@@ -160,4 +163,34 @@ describe("settings", () => {
   ])("refuses %s=%s", (name, value) => {
     expect(Either.isLeft(read({ [name]: value }))).toBe(true)
   })
+})
+
+describe("the credential check made once", () => {
+  const credential: Credential = { userId: "usr_1", role: "user", scopes: [], kind: "session", viaCookie: false }
+  const counting = Effect.gen(function*() {
+    const calls = yield* Ref.make(0)
+    const inner = Layer.succeed(
+      Authentication,
+      Authentication.of({
+        bearer: () => Effect.as(Ref.update(calls, (n) => n + 1), credential),
+        cookie: () => Effect.zipRight(Ref.update(calls, (n) => n + 1), Effect.fail(new Unauthorized({ message: "no" })))
+      })
+    )
+    const authentication = yield* Effect.provide(Authentication, authenticateOnce(inner))
+    return { authentication, calls }
+  })
+
+  it.effect("answers from the limiter's outcome without asking the credential store again", () =>
+    Effect.gen(function*() {
+      const { authentication, calls } = yield* counting
+      const refused = Exit.fail(new Unauthorized({ message: "refused by the limiter's check" }))
+      // The Tag types it as needing the router's request context; neither implementation here reads it.
+      const bearer = authentication.bearer(Redacted.make("cms_x")) as Effect.Effect<Credential, unknown>
+      expect(yield* Effect.flip(Effect.provideService(bearer, CheckedCredential, refused))).toBeInstanceOf(Unauthorized)
+      expect(yield* Effect.provideService(bearer, CheckedCredential, Exit.succeed(credential))).toEqual(credential)
+      expect(yield* Ref.get(calls)).toBe(0)
+      // Without the limiter's outcome (limits off, or a route it did not classify) it asks as before.
+      expect(yield* bearer).toEqual(credential)
+      expect(yield* Ref.get(calls)).toBe(1)
+    }))
 })
