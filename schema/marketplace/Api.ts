@@ -14,6 +14,7 @@ import {
   InternalErrorWire,
   NotImplementedWire,
   NotFoundWire,
+  RateLimitedWire,
   UnauthorizedWire,
   ValidationFailedWire
 } from "./Errors.js"
@@ -147,6 +148,7 @@ export class MarketplaceApi extends HttpApi.make("marketplace")
   .addError(BadRequestWire)
   .addError(InternalErrorWire)
   .addError(NotImplementedWire)
+  .addError(RateLimitedWire)
   .prefix("/api/v1")
   .annotateContext(
     OpenApi.annotations({

@@ -14,6 +14,7 @@ import * as SqlIdempotency from "../../layers/marketplace/sql/SqlIdempotency.js"
 import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
 import * as SqlCatalogVersion from "../../layers/marketplace/sql/SqlCatalogVersion.js"
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
+import * as SqlRateLimits from "../../layers/marketplace/sql/SqlRateLimits.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import type { Authentication } from "../../schema/marketplace/Security.js"
 import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
@@ -24,6 +25,8 @@ import type { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.j
 import type { Idempotency } from "../../services/marketplace/Idempotency.js"
 import type { PackageStore } from "../../services/marketplace/PackageStore.js"
 import type { PageStore } from "../../services/marketplace/PageStore.js"
+import type { RateLimiter } from "@effect/experimental"
+import type { ReplayCheck } from "../../services/marketplace/RateLimits.js"
 import { AccountLive } from "./handlers/Account.js"
 import { CurationLive } from "./handlers/Curation.js"
 import { CatalogLive } from "./handlers/Catalog.js"
@@ -34,6 +37,7 @@ import { serveApi } from "../http/ServeApi.js"
 import { AuthenticationLive } from "./http/Authentication.js"
 import { ErrorEnvelopeLive } from "./http/ErrorEnvelope.js"
 import * as Listening from "./http/Listening.js"
+import { authenticateOnce, RateLimitingLive } from "./http/RateLimiting.js"
 import * as Settings from "./Settings.js"
 
 /** Package reads, behind the read cache unless MARKETPLACE_READ_CACHE=off. */
@@ -56,8 +60,13 @@ export type Services =
   | CurationStore
   | Idempotency
   | Authentication
+  | Settings.RateLimits
+  | RateLimiter.RateLimiter
+  | ReplayCheck
 
-export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Settings.Settings> = AuthenticationLive
+export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Settings.Settings> = authenticateOnce(
+  AuthenticationLive
+)
   .pipe(
     Layer.provideMerge(Layer.mergeAll(
       PackageStoreLive,
@@ -67,9 +76,12 @@ export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Se
       SqlCredentials.layer,
       SqlAccounts.layer,
       SqlCuration.layer,
-      SqlIdempotency.layer
+      SqlIdempotency.layer,
+      Layer.unwrapEffect(Effect.map(Settings.RateLimits, (limits) => SqlRateLimits.layer(limits.store)))
     )),
-    Layer.provideMerge(Layer.service(Settings.Settings))
+    Layer.provideMerge(Layer.service(Settings.Settings)),
+    // Read here rather than with Settings, so a server or test that builds Settings itself still gets them.
+    Layer.provideMerge(Layer.orDie(Settings.rateLimitsLayer))
   )
 
 /** Settings from the environment; a bad value stops the server at start. */
@@ -78,7 +90,8 @@ export const SettingsLive = Listening.SettingsLive.pipe(Layer.orDie)
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
   Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive]),
-  Layer.provide(ErrorEnvelopeLive)
+  // Built after the envelope, so the rate limiter wraps it: a refusal never reaches the API.
+  Layer.provide(RateLimitingLive.pipe(Layer.provide(ErrorEnvelopeLive)))
 )
 
 /** The API over the SQL services; needs a database. */

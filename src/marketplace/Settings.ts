@@ -1,6 +1,7 @@
 /** Settings of the marketplace server, read from the environment. */
 import { Config, ConfigError, Context, Either, Layer, Option } from "effect"
 import type { Environment } from "../../schema/marketplace/System.js"
+import { defaultRateLimits, parseTrustedProxies, type RateLimitSettings } from "../../services/marketplace/RateLimits.js"
 
 export interface SettingsShape {
   readonly environment: Environment
@@ -78,3 +79,37 @@ export const settingsConfig = (boundOrigin?: string): Config.Config<SettingsShap
 export const SettingsConfig: Config.Config<SettingsShape> = settingsConfig()
 
 export const layer = Layer.effect(Settings, SettingsConfig)
+
+/** Rate limits (services/marketplace/RateLimits.ts), a Tag of their own so the settings above stay as they are. */
+export class RateLimits extends Context.Tag("clark/marketplace/RateLimitSettings")<RateLimits, RateLimitSettings>() {}
+
+const positive = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: `Expected a whole number of at least 1`, validation: (n) => n >= 1 }),
+    Config.withDefault(fallback)
+  )
+
+export const RateLimitsConfig: Config.Config<RateLimitSettings> = Config.all({
+  enabled: Config.literal("on", "off")("MARKETPLACE_RATE_LIMITS").pipe(
+    Config.withDefault("on" as const),
+    Config.map((value) => value === "on")
+  ),
+  publicLimit: positive("MARKETPLACE_RATE_LIMIT_PUBLIC", defaultRateLimits.publicLimit),
+  authenticatedLimit: positive("MARKETPLACE_RATE_LIMIT_AUTHENTICATED", defaultRateLimits.authenticatedLimit),
+  windowSeconds: positive("MARKETPLACE_RATE_LIMIT_WINDOW_SECONDS", defaultRateLimits.windowSeconds),
+  trustedProxies: Config.string("MARKETPLACE_TRUSTED_PROXIES").pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((value) => {
+      const entries = value.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
+      return Either.match(parseTrustedProxies(entries), {
+        onLeft: (message) => Either.left(ConfigError.InvalidData(["MARKETPLACE_TRUSTED_PROXIES"], message)),
+        onRight: () => Either.right(entries)
+      })
+    })
+  ),
+  store: Config.literal("shared", "per-replica")("MARKETPLACE_RATE_LIMIT_STORE").pipe(
+    Config.withDefault("shared" as const)
+  )
+})
+
+export const rateLimitsLayer = Layer.effect(RateLimits, RateLimitsConfig)

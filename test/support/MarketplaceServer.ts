@@ -12,7 +12,8 @@ import * as SqlCatalogImporter from "../../layers/marketplace/sql/SqlCatalogImpo
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import { importDocument } from "../../src/marketplace/admin/Admin.js"
 import { HandlersLive, serveApi, type Services, ServicesLive } from "../../src/marketplace/Server.js"
-import { Settings, type SettingsShape } from "../../src/marketplace/Settings.js"
+import { defaultRateLimits } from "../../services/marketplace/RateLimits.js"
+import { RateLimits, Settings, type SettingsShape } from "../../src/marketplace/Settings.js"
 import { makeDatabase, type TestDatabase } from "./Databases.js"
 
 export interface RunningMarketplace {
@@ -52,7 +53,9 @@ export const startMarketplace = async (
 ): Promise<RunningMarketplace> => {
   const database = await makeDatabase(dialect)
   const db = Database.layer(database.parsed)
-  const services = options.services === undefined ? ServicesLive : options.services(ServicesLive)
+  // Limits on, far above what a suite sends, so no suite trips them unless it sets its own (`services`).
+  const live = Layer.merge(ServicesLive, Layer.succeed(RateLimits, { ...defaultRateLimits, publicLimit: 1e6, authenticatedLimit: 1e6 }))
+  const services = options.services === undefined ? live : options.services(live)
   const prepared = options.setup === undefined
     ? services
     : Layer.effectDiscard(Effect.orDie(options.setup)).pipe(Layer.provideMerge(services))

@@ -5,13 +5,15 @@ import accounts from "./migrations/0002_accounts.js"
 import curation from "./migrations/0003_curation.js"
 import catalogVersion from "./migrations/0004_catalog_version.js"
 import idempotencyKeyScope from "./migrations/0005_idempotency_key_scope.js"
+import rateLimits from "./migrations/0007_rate_limits.js"
 
 export const loader = Migrator.fromRecord({
   "0001_catalog": catalog,
   "0002_accounts": accounts,
   "0003_curation": curation,
   "0004_catalog_version": catalogVersion,
-  "0005_idempotency_key_scope": idempotencyKeyScope
+  "0005_idempotency_key_scope": idempotencyKeyScope,
+  "0007_rate_limits": rateLimits
 })
 
 export const migrate = Migrator.make({})({ loader, table: "clark_migrations" })
