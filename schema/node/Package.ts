@@ -209,7 +209,7 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
     HttpApiEndpoint.get("listing", "/packages/listing/:packageId")
       .setPath(PackagePath)
       .addSuccess(Listing)
-      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "LOCAL_SOURCE_UNREADABLE"))
       .middleware(Authenticated)
   )
   .add(

@@ -17,8 +17,8 @@ export class PackageDirectory extends Context.Tag("clark/node/PackageDirectory")
   /** Local listings matching `q` (all without one), then the marketplace's first page; a local one shadows a
    * marketplace listing of the same package id. A local folder that cannot be read is left out. */
   readonly list: (q: string | undefined) => Effect.Effect<DirectoryPage>
-  /** One listing by package id, local first. */
-  readonly find: (packageId: string) => Effect.Effect<Option.Option<Listing>>
+  /** One listing by package id, local first; a listed folder that cannot be read now fails with why. */
+  readonly find: (packageId: string) => Effect.Effect<Option.Option<Listing>, LocalSourceUnreadable | ManifestError>
   /** Reads the folder as a package and lists it under its package.json name. */
   readonly addLocal: (path: string) => Effect.Effect<Listing, LocalSourceUnreadable | ManifestError>
 }>() {}

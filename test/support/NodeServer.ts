@@ -86,6 +86,8 @@ export const layer = (options: {
   readonly turns?: Partial<TurnSettings>
   /** Replaces the node's tile fetcher. */
   readonly mapTiles?: NodeOptions["mapTiles"]
+  /** The marketplace of the package directory; none unless given. */
+  readonly marketplaceUrl?: string
 }) =>
   Layer.scoped(
     TestNode,
@@ -105,7 +107,8 @@ export const layer = (options: {
           appSecret: Redacted.make(appSecret),
           model: script,
           turns: { ...defaultTurns, ...options.turns },
-          mapTiles: options.mapTiles
+          mapTiles: options.mapTiles,
+          marketplaceUrl: options.marketplaceUrl ?? null
         })
       ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
       const context = yield* Layer.build(server)

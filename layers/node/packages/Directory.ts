@@ -110,8 +110,9 @@ export const make = Effect.gen(function*() {
       const sources = yield* records.localSources
       const source = sources.find((entry) => entry.packageId === packageId)
       if (source !== undefined) {
-        const local = yield* Effect.option(readLocal(source.path, records.installedOne))
-        if (Option.isSome(local) && local.value.packageId === packageId) return local
+        // The person listed this folder: when it cannot be read now, that is the answer, not another listing.
+        const local = yield* readLocal(source.path, records.installedOne)
+        if (local.packageId === packageId) return Option.some(local)
       }
       const detail = yield* catalog.detail(packageId)
       if (Option.isNone(detail)) return Option.none<Listing>()

@@ -223,7 +223,14 @@ export const make = Effect.gen(function*() {
         return { approvalId, decision }
       }
 
-      const listing = yield* directory.find(approval.packageId)
+      const listing = yield* directory.find(approval.packageId).pipe(
+        // A listed folder that cannot be read any more ends the question, as changed files do.
+        Effect.tapError((error) =>
+          Effect.zipRight(
+            records.transition(approvalId, ["waiting"], "refused", { outcome: "refused", reason: error._tag }),
+            FiberMap.remove(expiries, approvalId)
+          ))
+      )
       if (!stillListed(approval, listing)) {
         const mismatch = new DigestMismatch({
           expected: approval.source === "local" ? approval.contentDigest : approval.digest,
