@@ -27,6 +27,7 @@ import type { PageStore } from "../../services/marketplace/PageStore.js"
 import { AccountLive } from "./handlers/Account.js"
 import { CurationLive } from "./handlers/Curation.js"
 import { CatalogLive } from "./handlers/Catalog.js"
+import { IndexLive } from "./handlers/Index.js"
 import { PackagesLive, SearchLive } from "./handlers/Packages.js"
 import { PagesLive } from "./handlers/Pages.js"
 import { SystemLive } from "./handlers/System.js"
@@ -76,7 +77,7 @@ export const SettingsLive = Settings.layer.pipe(Layer.orDie)
 
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
-  Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive]),
+  Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive, IndexLive]),
   Layer.provide(ErrorEnvelopeLive)
 )
 
