@@ -65,7 +65,7 @@ const search = Command.make("search", {
       }),
     (page) => Render.packageTable(page.items, page.nextCursor)
   )
-}).pipe(Command.withDescription("Search the public packages (GET /search, or GET /packages with --sort)"))
+}).pipe(Command.withDescription("Search the public packages. Through GET /search, or GET /packages with --sort."))
 
 const show = Command.make("show", { ...connectionOptions, name: packageName }, (options) =>
   request(
@@ -96,7 +96,7 @@ const install = Command.make("install", {
   )
 }).pipe(
   Command.withDescription(
-    "Print a package's install coordinate: version, integrity, the command line and the app's deep link"
+    "Print a package's install coordinate. Its version, integrity, the command line and the app's deep link."
   )
 )
 

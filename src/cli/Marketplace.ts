@@ -105,7 +105,7 @@ const importFile = Command.make("import", { database, file: Args.file({ name: "F
     )
     yield* Console.log(`Imported: ${JSON.stringify(counts)}`)
   }).pipe(withImporter(options.database))).pipe(
-    Command.withDescription("Load categories, publishers, packages, collections and pages from a JSON file, all or nothing")
+    Command.withDescription("Load a catalogue from a JSON file, all or nothing. Categories, publishers, packages, collections and pages.")
   )
 
 const admin = Command.make("admin").pipe(

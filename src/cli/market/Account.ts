@@ -15,7 +15,7 @@ const packages = Command.make("packages", connectionOptions, (options) =>
     options,
     (api) => api.account.myPackages({ withResponse: true }),
     (list) => Render.ownedListings(list.items)
-  )).pipe(Command.withDescription("List the listings your publishers own, in any curation state"))
+  )).pipe(Command.withDescription("List the listings your publishers own. In any curation state."))
 
 const unconfirmed = new MarketFailure({
   message:
@@ -55,12 +55,12 @@ const remove = Command.make("delete", {
     )
   )).pipe(
     Command.withDescription(
-      "Delete your account and all data tied to it; needs a session token, asks first unless --yes"
+      "Delete your account and all data tied to it. Needs a session token; asks first unless --yes."
     )
   )
 
 export const me = Command.make("me", connectionOptions, (options) =>
   request(options, (api) => api.account.me({ withResponse: true }), Render.profile)).pipe(
-    Command.withDescription("Show the account of the credential and the credential's scopes"),
+    Command.withDescription("Show your account and the credential's scopes"),
     Command.withSubcommands([packages, remove])
   )

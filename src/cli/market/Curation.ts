@@ -97,7 +97,7 @@ const collectionShow = Command.make("show", { ...connectionOptions, slug }, (opt
     options,
     (api) => api.curation.collection({ path: { slug: options.slug }, withResponse: true }),
     Render.collectionState
-  )).pipe(Command.withDescription("Show a collection as curators see it: unpublished state and every item"))
+  )).pipe(Command.withDescription("Show a collection as curators see it. Unpublished state and every item included."))
 
 const create = Command.make("create", {
   ...collectionOptions,
@@ -132,7 +132,7 @@ const update = Command.make("update", {
       published: options.published,
       position: options.position
     })
-  })).pipe(Command.withDescription("Change a collection's title, description, publication or position"))
+  })).pipe(Command.withDescription("Update a collection. Its title, description, publication or position."))
 
 const add = Command.make("add", {
   ...collectionOptions,
@@ -154,7 +154,7 @@ const reorder = Command.make("reorder", {
   ...collectionOptions,
   packageNames: collectionPackage.pipe(Args.atLeast(1))
 }, (options) => sendCollectionCommand(options, { action: "reorder", packageNames: options.packageNames })).pipe(
-  Command.withDescription("Put a collection's packages in the given order (every item, once)")
+  Command.withDescription("Put a collection's packages in the given order. Name every item once.")
 )
 
 export const collection = Command.make("collection").pipe(

@@ -20,7 +20,7 @@ export const health = Command.make("health", connectionOptions, (options) =>
     Render.health
   )).pipe(
     Command.withDescription(
-      "Check the marketplace and its database (exits 1 when degraded or unreachable)"
+      "Check the marketplace and its database. Exits 1 when degraded or unreachable."
     )
   )
 
@@ -39,7 +39,7 @@ export const categories = Command.make("categories", { ...connectionOptions, slu
     onNone: () =>
       request(options, (api) => api.catalog.categories({ withResponse: true }), (list) => Render.categoryTable(list.items)),
     onSome: (slug) => request(options, (api) => api.catalog.category({ path: { slug }, withResponse: true }), Render.category)
-  })).pipe(Command.withDescription("List the categories with their public package counts, or show one"))
+  })).pipe(Command.withDescription("List the categories, or show one. Counts are of public packages."))
 
 export const collections = Command.make(
   "collections",
@@ -51,7 +51,7 @@ export const collections = Command.make(
       onSome: (slug) =>
         request(options, (api) => api.catalog.collection({ path: { slug }, withResponse: true }), Render.collection)
     })
-).pipe(Command.withDescription("List the published collections, or show one with its packages in order"))
+).pipe(Command.withDescription("List the published collections, or show one. One is shown with its packages in editorial order."))
 
 export const page = Command.make("page", {
   ...connectionOptions,
@@ -63,4 +63,4 @@ export const page = Command.make("page", {
       api.pages.page({ path: { slug: options.slug }, urlParams: { format: options.json ? "json" : "md" }, withResponse: true }),
     // Without --json the Markdown rendering is asked for, and printed as it came.
     (body) => (typeof body === "string" ? body.trimEnd() : JSON.stringify(body))
-  )).pipe(Command.withDescription("Print a published page as Markdown, or with --json its document"))
+  )).pipe(Command.withDescription("Print a published page as Markdown. With --json, its JSON document."))
