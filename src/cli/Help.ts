@@ -142,7 +142,8 @@ const argumentEntries = (node: CommandNode) =>
     const optional = texts.some((text) => text.startsWith("This setting is optional") || text.includes("zero or more times"))
     const repeated = /\.\.\.$| \d+\+$/.test(name) || texts.some((text) => /may be repeated|must be repeated/.test(text))
     const bare = name.replace(/^<(.*?)>.*$/, "$1")
-    const shown = `${optional ? `[${bare}]` : bare}${repeated ? "..." : ""}`
+    const named = `${bare}${repeated ? "..." : ""}`
+    const shown = optional ? `[${named}]` : named
     return [shown, entry([name, block])[1]] as const
   })
 
@@ -226,12 +227,17 @@ export const page = (path: ReadonlyArray<string>, node: CommandNode): string => 
   return `${sections.filter((section) => section !== "").join("\n\n")}\n`
 }
 
+export type Requested =
+  | { readonly _tag: "Help"; readonly page: string }
+  | { readonly _tag: "UnknownCommand"; readonly message: string }
+
 /**
- * The help page the arguments ask for, if any: `--help` or `-h` anywhere
- * before `--`, or a command that only groups others given nothing more. The
+ * What the arguments ask of the help, if anything: a page for `--help` or
+ * `-h` anywhere before `--`, or for a command that only groups others given
+ * nothing more; a refusal for a name that is none of a group's commands. The
  * page is that of the deepest command the leading names reach.
  */
-export const requested = (root: CommandNode, args: ReadonlyArray<string>): string | undefined => {
+export const requested = (root: CommandNode, args: ReadonlyArray<string>): Requested | undefined => {
   const end = args.indexOf("--")
   const given = end < 0 ? args : args.slice(0, end)
   const path = [root.name]
@@ -244,7 +250,15 @@ export const requested = (root: CommandNode, args: ReadonlyArray<string>): strin
     path.push(arg)
     consumed++
   }
-  const asked = given.includes("--help") || given.includes("-h")
-  const groupAlone = isGroup(node) && consumed === given.length
-  return asked || groupAlone ? page(path, node) : undefined
+  if (given.includes("--help") || given.includes("-h")) return { _tag: "Help", page: page(path, node) }
+  if (!isGroup(node)) return undefined
+  const next = given[consumed]
+  if (next === undefined) return { _tag: "Help", page: page(path, node) }
+  const command = path.join(" ")
+  return {
+    _tag: "UnknownCommand",
+    message: next.startsWith("-")
+      ? `unknown_command: ${command} needs one of its commands before ${next}; run "${command} --help" for the list`
+      : `unknown_command: ${command} has no command ${next}; run "${command} --help" for the list`
+  }
 }

@@ -40,8 +40,11 @@ const argv = foldInstallVersion(process.argv)
 // Help pages are written by Help.ts, not by @effect/cli (see there why).
 const help = Help.requested(Help.commandTree(clark), argv.slice(2))
 
-if (help !== undefined) {
-  process.stdout.write(help)
+if (help?._tag === "Help") {
+  process.stdout.write(help.page)
+} else if (help?._tag === "UnknownCommand") {
+  process.stderr.write(`${help.message}\n`)
+  process.exitCode = 1
 } else {
   run(argv).pipe(
     Effect.catchAll(reportFailure),

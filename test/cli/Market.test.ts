@@ -5,12 +5,14 @@
  * HOME and XDG_CONFIG_HOME point into a temporary directory.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type Context, Effect, Redacted } from "effect"
+import { type Context, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Scope } from "../../schema/marketplace/Account.js"
+import { AccountStore } from "../../services/marketplace/Accounts.js"
 import { Credentials } from "../../services/marketplace/Credentials.js"
+import { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
 import { type RunningMarketplace, startMarketplace } from "../support/MarketplaceServer.js"
 import { type Outcome, runClark } from "../support/Cli.js"
 import { freePort } from "../support/Ports.js"
@@ -77,8 +79,37 @@ const version = (number: string, day: number) => ({
 
 const longDescription = "Widgets for every dashboard: charts, gauges, tables and maps, with themes and keyboard support"
 
+const pageDocument = (title: string, text: string) => ({
+  schemaVersion: 1,
+  layout: { id: "default", version: 1 },
+  meta: { title, description: `About ${title}`, locale: "en", noindex: false },
+  blocks: [
+    { id: "h1", type: "heading", version: 1, props: { level: 1, text: title } },
+    { id: "p1", type: "paragraph", version: 1, props: { text } }
+  ]
+})
+
 const document = {
-  categories: [{ slug: "tools", name: "Tools" }],
+  categories: [{ slug: "tools", name: "Tools", description: "Things that help" }, { slug: "empty", name: "Empty" }],
+  collections: [
+    {
+      slug: "starter",
+      title: "Starter kit",
+      description: "Where to begin",
+      published: true,
+      items: [{ packageName: "beta-tool" }, { packageName: "@acme/widgets", note: "Charts" }]
+    },
+    { slug: "secret", title: "Not yet", published: false }
+  ],
+  pages: [
+    {
+      slug: "docs/intro",
+      kind: "docs",
+      title: "Introduction",
+      revisions: [{ document: pageDocument("Getting started", "Install *one* package."), publishedAt: "2024-05-01T12:00:00Z" }]
+    },
+    { slug: "draft", kind: "custom", title: "Draft", revisions: [{ document: pageDocument("Draft", "Not yet.") }] }
+  ],
   publishers: [{ slug: "acme", name: "Acme", verified: true }],
   packages: [
     {
@@ -111,7 +142,10 @@ const document = {
 }
 
 /** Tokens by who holds them; each user's name tells which token a command used. */
-const tokens = { flag: "", env: "", file: "", home: "", curator: "", reader: "" }
+const tokens = { flag: "", env: "", file: "", home: "", curator: "", reader: "", owner: "" }
+
+/** Session tokens (DELETE /me needs a signed-in session), by who holds them. */
+const sessions = { owner: "", leaver: "", jsonLeaver: "" }
 
 const issue = (credentials: Context.Tag.Service<Credentials>, email: string, scopes: ReadonlyArray<Scope>, role: "admin" | "user") =>
   Effect.gen(function*() {
@@ -136,6 +170,13 @@ beforeAll(async () => {
       tokens.home = yield* issue(credentials, "home@example.com", ["account:read"], "user")
       tokens.curator = yield* issue(credentials, "curator@example.com", ["packages:curate", "account:read"], "admin")
       tokens.reader = yield* issue(credentials, "reader@example.com", ["packages:read"], "admin")
+      tokens.owner = yield* issue(credentials, "owner@example.com", ["packages:read", "account:read"], "user")
+      yield* (yield* AccountStore).setPublisherMember({ email: "owner@example.com", publisherSlug: "acme", role: "owner" })
+      sessions.owner = Redacted.value(yield* credentials.issueSession("owner@example.com"))
+      for (const [name, email] of [["leaver", "leaver@example.com"], ["jsonLeaver", "json-leaver@example.com"]] as const) {
+        yield* credentials.createUser({ email, name, role: "user" })
+        sessions[name] = Redacted.value(yield* credentials.issueSession(email))
+      }
     })
   })
 })
@@ -358,11 +399,151 @@ describe("clark market: curation", () => {
   }, slow)
 })
 
+describe("clark market: every other public read", () => {
+  it("health prints the status line, or with --json the body; a degraded marketplace exits 1 with its line", async () => {
+    const degraded = await startMarketplace("sqlite", {}, {
+      services: (live) => Layer.merge(live, Layer.succeed(DatabaseHealth, { check: Effect.succeed(false) }))
+    })
+    try {
+      const [ok, json, failing] = await Promise.all([
+        clark(["health"]),
+        clark(["health", "--json"]),
+        clark(["health"], { CLARK_MARKETPLACE_URL: degraded.baseUrl })
+      ])
+      expect(ok).toMatchObject({ code: 0, stderr: "" })
+      expect(ok.stdout).toMatch(/^ok: database ok, environment development, checked \d{4}-\d{2}-\d{2}T[\d:.]+Z\n$/)
+      expect(json).toMatchObject({ code: 0, stderr: "" })
+      expect(JSON.parse(json.stdout)).toEqual({ status: "ok", environment: "development", checkedAt: expect.any(String), checks: { database: "ok" } })
+      expectFailure(failing, "degraded")
+      expect(failing.stderr).toMatch(/^degraded: database error, environment development, checked /)
+    } finally {
+      await degraded.close()
+    }
+  }, slow)
+
+  it("versions lists a package's versions newest first; an unknown package is not_found", async () => {
+    const [table, json, missing] = await Promise.all([
+      clark(["versions", "@acme/widgets"]),
+      clark(["versions", "@acme/widgets", "--json"]),
+      clark(["versions", "no-such-package"])
+    ])
+    expect(table).toMatchObject({ code: 0, stderr: "" })
+    const lines = table.stdout.trimEnd().split("\n")
+    expect(lines[0]).toMatch(/^VERSION\s+PUBLISHED\s+VERIFIED\s+PROVENANCE$/)
+    expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(["1.1.0", "1.0.0"])
+    expect(lines[1]).toMatch(/^1\.1\.0\s+2024-01-20T00:00:00\.000Z\s+(yes|no)\s+(yes|no)$/)
+    expect(JSON.parse(json.stdout)).toEqual((await server.request("/api/v1/packages/%40acme%2Fwidgets/versions")).body)
+    expectFailure(missing, "not_found")
+  }, slow)
+
+  it("categories lists them with their public package counts, or shows one", async () => {
+    const [list, json, one, missing] = await Promise.all([
+      clark(["categories"]),
+      clark(["categories", "--json"]),
+      clark(["categories", "tools"]),
+      clark(["categories", "nothing-here"])
+    ])
+    expect(list).toMatchObject({ code: 0, stderr: "" })
+    expect(list.stdout.trimEnd().split("\n")).toEqual([
+      expect.stringMatching(/^SLUG\s+NAME\s+PACKAGES\s+DESCRIPTION$/),
+      expect.stringMatching(/^(tools\s+Tools\s+1\s+Things that help|empty\s+Empty\s+0)$/),
+      expect.stringMatching(/^(tools\s+Tools\s+1\s+Things that help|empty\s+Empty\s+0)$/)
+    ])
+    expect(JSON.parse(json.stdout)).toEqual((await server.request("/api/v1/categories")).body)
+    expect(one).toMatchObject({ code: 0, stderr: "", stdout: "tools: Tools (1 package)\nThings that help\n" })
+    expectFailure(missing, "not_found")
+  }, slow)
+
+  it("collections lists the published ones, or shows one with its packages in order; unpublished ones are not_found", async () => {
+    const [list, json, one, unpublished] = await Promise.all([
+      clark(["collections"]),
+      clark(["collections", "--json"]),
+      clark(["collections", "starter"]),
+      clark(["collections", "secret"])
+    ])
+    expect(list).toMatchObject({ code: 0, stderr: "" })
+    const rows = list.stdout.trimEnd().split("\n")
+    expect(rows[0]).toMatch(/^SLUG\s+TITLE\s+DESCRIPTION$/)
+    expect(rows).toContainEqual(expect.stringMatching(/^starter\s+Starter kit\s+Where to begin$/))
+    expect(list.stdout).not.toContain("secret")
+    expect(JSON.parse(json.stdout)).toEqual((await server.request("/api/v1/collections")).body)
+    expect(one).toMatchObject({ code: 0, stderr: "" })
+    const shown = one.stdout.split("\n")
+    expect(shown.slice(0, 3)).toEqual(["starter: Starter kit", "Where to begin", ""])
+    expect(shown.slice(4, 6).map((line) => line.split(/\s+/)[0])).toEqual(["beta-tool", "@acme/widgets"])
+    expectFailure(unpublished, "not_found")
+  }, slow)
+
+  it("page prints the Markdown rendering, --json the published page; a nested slug works, a draft is not_found", async () => {
+    const [markdown, json, draft, invalid] = await Promise.all([
+      clark(["page", "docs/intro"]),
+      clark(["page", "docs/intro", "--json"]),
+      clark(["page", "draft"]),
+      clark(["page", "Not/A/Slug"])
+    ])
+    expect(markdown).toMatchObject({ code: 0, stderr: "" })
+    const rendered = (await server.request("/api/v1/pages/docs%2Fintro?format=md")).text
+    expect(markdown.stdout).toBe(`${rendered.trimEnd()}\n`)
+    expect(markdown.stdout).toContain("# Getting started")
+    expect(json).toMatchObject({ code: 0, stderr: "" })
+    expect(JSON.parse(json.stdout)).toEqual((await server.request("/api/v1/pages/docs%2Fintro")).body)
+    expect(JSON.parse(json.stdout).page).toMatchObject({ slug: "docs/intro", kind: "docs", title: "Introduction" })
+    expectFailure(draft, "not_found")
+    expectFailure(invalid, "validation_failed")
+  }, slow)
+})
+
+describe("clark market: the account", () => {
+  it("me packages lists the listings the caller's publishers own", async () => {
+    const [owned, json, none] = await Promise.all([
+      clark(["me", "packages", "--token", tokens.owner]),
+      clark(["me", "packages", "--json", "--token", tokens.owner]),
+      clark(["me", "packages", "--token", tokens.reader])
+    ])
+    expect(owned).toMatchObject({ code: 0, stderr: "" })
+    expect(owned.stdout.trimEnd().split("\n")).toEqual([
+      expect.stringMatching(/^NAME\s+VERSION\s+STATUS\s+PUBLISHER$/),
+      expect.stringMatching(/^@acme\/widgets\s+1\.1\.0\s+featured\s+acme \(verified\)$/)
+    ])
+    expect(JSON.parse(json.stdout)).toEqual((await server.request("/api/v1/me/packages", bearer(tokens.owner))).body)
+    expect(none).toMatchObject({ code: 0, stderr: "", stdout: "no listings owned by your publishers\n" })
+  }, slow)
+
+  it("me delete refuses without a terminal unless --yes, needs a session, and with --yes deletes the account", async () => {
+    const [unconfirmed, withApiToken] = await Promise.all([
+      clark(["me", "delete", "--token", sessions.leaver]),
+      clark(["me", "delete", "--yes", "--token", tokens.owner])
+    ])
+    // The test's stdin is not a terminal: nothing could confirm, so nothing is sent.
+    expectFailure(unconfirmed, "confirmation_required")
+    expect(unconfirmed.stderr).toContain("--yes")
+    expect((await server.request("/api/v1/me", bearer(sessions.leaver))).status).toBe(200)
+    expectFailure(withApiToken, "forbidden")
+    expect((await server.request("/api/v1/me", bearer(tokens.owner))).status).toBe(200)
+
+    const [deleted, deletedJson] = await Promise.all([
+      clark(["me", "delete", "--yes", "--token", sessions.leaver]),
+      clark(["me", "delete", "--yes", "--json", "--token", sessions.jsonLeaver])
+    ])
+    expect(deleted).toMatchObject({ code: 0, stderr: "" })
+    expect(deleted.stdout).toBe("account deleted; removed 0 API tokens, 0 device links, 0 OAuth grants, 0 publishers, 0 media\n")
+    expect(deletedJson).toMatchObject({ code: 0, stderr: "" })
+    expect(JSON.parse(deletedJson.stdout)).toEqual({
+      deleted: true,
+      removed: { apiTokens: 0, deviceLinks: 0, oauthGrants: 0, publishers: 0, media: 0 }
+    })
+    expect((await server.request("/api/v1/me", bearer(sessions.leaver))).status).toBe(401)
+    expect((await server.request("/api/v1/me", bearer(sessions.jsonLeaver))).status).toBe(401)
+    expectFailure(await clark(["me", "--token", sessions.leaver]), "unauthorized")
+  }, slow)
+})
+
 describe("clark market: secrets", () => {
   it("never prints a token, in any output of any command above", () => {
     expect(outputs.length).toBeGreaterThan(30)
-    const secrets = Object.values(tokens)
-    for (const secret of secrets) expect(secret).toMatch(/^cmk_/)
+    for (const secret of Object.values(tokens)) expect(secret).toMatch(/^cmk_/)
+    const secrets = [...Object.values(tokens), ...Object.values(sessions)]
+    for (const secret of Object.values(sessions)) expect(secret.length).toBeGreaterThan(24)
     for (const { stderr, stdout } of outputs) {
       for (const secret of secrets) {
         expect(stdout).not.toContain(secret)
