@@ -10,7 +10,6 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Scope } from "../../schema/marketplace/Account.js"
-import { AccountStore } from "../../services/marketplace/Accounts.js"
 import { Credentials } from "../../services/marketplace/Credentials.js"
 import { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
 import { type RunningMarketplace, startMarketplace } from "../support/MarketplaceServer.js"
@@ -110,7 +109,7 @@ const document = {
     },
     { slug: "draft", kind: "custom", title: "Draft", revisions: [{ document: pageDocument("Draft", "Not yet.") }] }
   ],
-  publishers: [{ slug: "acme", name: "Acme", verified: true }],
+  publishers: [{ slug: "acme", name: "Acme", verified: true, owners: ["owner@example.com"] }],
   packages: [
     {
       name: "@acme/widgets",
@@ -171,7 +170,6 @@ beforeAll(async () => {
       tokens.curator = yield* issue(credentials, "curator@example.com", ["packages:curate", "account:read"], "admin")
       tokens.reader = yield* issue(credentials, "reader@example.com", ["packages:read"], "admin")
       tokens.owner = yield* issue(credentials, "owner@example.com", ["packages:read", "account:read"], "user")
-      yield* (yield* AccountStore).setPublisherMember({ email: "owner@example.com", publisherSlug: "acme", role: "owner" })
       sessions.owner = Redacted.value(yield* credentials.issueSession("owner@example.com"))
       for (const [name, email] of [["leaver", "leaver@example.com"], ["jsonLeaver", "json-leaver@example.com"]] as const) {
         yield* credentials.createUser({ email, name, role: "user" })
