@@ -254,11 +254,11 @@ export const requested = (root: CommandNode, args: ReadonlyArray<string>): Reque
   if (!isGroup(node)) return undefined
   const next = given[consumed]
   if (next === undefined) return { _tag: "Help", page: page(path, node) }
+  // An option (--version, --log-level, …) is @effect/cli's to answer.
+  if (next.startsWith("-")) return undefined
   const command = path.join(" ")
   return {
     _tag: "UnknownCommand",
-    message: next.startsWith("-")
-      ? `unknown_command: ${command} needs one of its commands before ${next}; run "${command} --help" for the list`
-      : `unknown_command: ${command} has no command ${next}; run "${command} --help" for the list`
+    message: `unknown_command: ${command} has no command ${next}; run "${command} --help" for the list`
   }
 }

@@ -13,7 +13,8 @@ import type { Scope } from "../../schema/marketplace/Account.js"
 import { Credentials } from "../../services/marketplace/Credentials.js"
 import { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
 import { type RunningMarketplace, startMarketplace } from "../support/MarketplaceServer.js"
-import { type Outcome, runClark } from "../support/Cli.js"
+import { spawn } from "node:child_process"
+import { clarkArgs, type Outcome, root, runClark } from "../support/Cli.js"
 import { freePort } from "../support/Ports.js"
 
 const commandTimeout = 60_000
@@ -144,7 +145,7 @@ const document = {
 const tokens = { flag: "", env: "", file: "", home: "", curator: "", reader: "", owner: "" }
 
 /** Session tokens (DELETE /me needs a signed-in session), by who holds them. */
-const sessions = { owner: "", leaver: "", jsonLeaver: "" }
+const sessions = { owner: "", leaver: "", jsonLeaver: "", ttyKeeper: "", ttyLeaver: "" }
 
 const issue = (credentials: Context.Tag.Service<Credentials>, email: string, scopes: ReadonlyArray<Scope>, role: "admin" | "user") =>
   Effect.gen(function*() {
@@ -171,7 +172,13 @@ beforeAll(async () => {
       tokens.reader = yield* issue(credentials, "reader@example.com", ["packages:read"], "admin")
       tokens.owner = yield* issue(credentials, "owner@example.com", ["packages:read", "account:read"], "user")
       sessions.owner = Redacted.value(yield* credentials.issueSession("owner@example.com"))
-      for (const [name, email] of [["leaver", "leaver@example.com"], ["jsonLeaver", "json-leaver@example.com"]] as const) {
+      const leavers = [
+        ["leaver", "leaver@example.com"],
+        ["jsonLeaver", "json-leaver@example.com"],
+        ["ttyKeeper", "tty-keeper@example.com"],
+        ["ttyLeaver", "tty-leaver@example.com"]
+      ] as const
+      for (const [name, email] of leavers) {
         yield* credentials.createUser({ email, name, role: "user" })
         sessions[name] = Redacted.value(yield* credentials.issueSession(email))
       }
@@ -533,6 +540,55 @@ describe("clark market: the account", () => {
     expect((await server.request("/api/v1/me", bearer(sessions.leaver))).status).toBe(401)
     expect((await server.request("/api/v1/me", bearer(sessions.jsonLeaver))).status).toBe(401)
     expectFailure(await clark(["me", "--token", sessions.leaver]), "unauthorized")
+  }, slow)
+})
+
+/**
+ * `clark market ARGS` on a terminal (a pseudo-terminal made by `script`), answering `answer` once the
+ * confirmation is asked. stdout and stderr both arrive on the terminal.
+ */
+const onTerminal = (args: ReadonlyArray<string>, answer: string) =>
+  new Promise<Outcome>((resolve, reject) => {
+    const quote = (arg: string) => `'${arg.replaceAll("'", "'\\''")}'`
+    const command = [process.execPath, ...clarkArgs(["market", ...args])].map(quote).join(" ")
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: root,
+      env: cleanEnv({ CLARK_MARKETPLACE_URL: server.baseUrl })
+    })
+    let output = ""
+    let answered = false
+    const timer = setTimeout(() => child.kill("SIGKILL"), commandTimeout)
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      if (!answered && output.includes("cannot be undone")) {
+        answered = true
+        child.stdin.write(answer)
+      }
+    })
+    child.on("error", reject)
+    child.on("close", (code, signal) => {
+      clearTimeout(timer)
+      const outcome = { code, signal, stdout: output, stderr: "", output }
+      outputs.push(outcome)
+      resolve(outcome)
+    })
+  })
+
+describe("clark market: me delete on a terminal", () => {
+  it("names the account and asks; no keeps it (exit 1), yes deletes it", async () => {
+    const [kept, deleted] = await Promise.all([
+      onTerminal(["me", "delete", "--token", sessions.ttyKeeper], "n"),
+      onTerminal(["me", "delete", "--token", sessions.ttyLeaver], "y")
+    ])
+    expect(kept.output).toContain("Delete the account ttyKeeper <tty-keeper@example.com> and everything tied to it?")
+    expect(kept.code).toBe(1)
+    expect(kept.output).toContain("cancelled: nothing was deleted")
+    expect((await server.request("/api/v1/me", bearer(sessions.ttyKeeper))).status).toBe(200)
+
+    expect(deleted.output).toContain("Delete the account ttyLeaver <tty-leaver@example.com>")
+    expect(deleted.code).toBe(0)
+    expect(deleted.output).toContain("account deleted; removed 0 API tokens")
+    expect((await server.request("/api/v1/me", bearer(sessions.ttyLeaver))).status).toBe(401)
   }, slow)
 })
 
