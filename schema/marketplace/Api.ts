@@ -243,6 +243,8 @@ const withMarkdownPage = (document: OpenApiDocument): OpenApiDocument => {
  * middleware answers 400 `validation_failed` instead), and the page route's
  * Markdown under its own media type; each error response names its codes.
  */
+// withErrorCodes and withMarkdownPage change the document in place: withoutComponents hands them fresh copies
+// of every path and response.
 export const describeMarketplace = (document: OpenApiDocument): OpenApiDocument =>
   withErrorCodes(withMarkdownPage(withoutComponents(["HttpApiDecodeError"])(withoutKeywordIds(document))))
 
