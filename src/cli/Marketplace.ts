@@ -99,7 +99,11 @@ const seed = Command.make("seed", {
     }
   }).pipe(withImporter(options.database))).pipe(Command.withDescription("Load demo or synthetic data"))
 
-const importFile = Command.make("import", { database, file: Args.file({ name: "FILE.json", exists: "yes" }) }, (options) =>
+const importDocumentFile = Args.file({ name: "FILE.json", exists: "yes" }).pipe(
+  Args.withDescription("the import document: {categories, publishers, packages, collections, pages}")
+)
+
+const importFile = Command.make("import", { database, file: importDocumentFile }, (options) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(options.file)
@@ -112,7 +116,7 @@ const importFile = Command.make("import", { database, file: Args.file({ name: "F
     )
     yield* Console.log(`Imported: ${JSON.stringify(counts)}`)
   }).pipe(withImporter(options.database))).pipe(
-    Command.withDescription("Load categories, publishers, packages, collections and pages from a JSON file, all or nothing")
+    Command.withDescription("Load a catalogue from a JSON file, all or nothing. Categories, publishers, packages, collections and pages.")
   )
 
 const admin = Command.make("admin").pipe(

@@ -75,13 +75,13 @@ const membershipRefusal = (error: UnknownUser | UnknownPublisher) =>
 
 export const accountCommands = (database: Options.Options<Option.Option<string>>, databaseLayer: DatabaseLayer) => {
   const user = Command.make("user").pipe(
-    Command.withDescription("Accounts"),
+    Command.withDescription("Accounts of the marketplace"),
     Command.withSubcommands([
       Command.make("create", {
         database,
         email,
-        name: Options.text("name").pipe(Options.optional),
-        role: Options.choice("role", Role.literals).pipe(Options.withDefault("user" as const))
+        name: Options.text("name").pipe(Options.withDescription("display name (default: the part of the email before @)"), Options.optional),
+        role: Options.choice("role", Role.literals).pipe(Options.withDescription("the account's role"), Options.withDefault("user" as const))
       }, (options) =>
         Effect.gen(function*() {
           const credentials = yield* Credentials
@@ -91,7 +91,9 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
             role: options.role
           }).pipe(Effect.mapError((e) => new Error(`An account with the email ${e.email} exists already`)))
           yield* Console.log(`Created ${profile.role} ${profile.email} (${profile.id})`)
-        }).pipe(withCredentials(databaseLayer(options.database))))
+        }).pipe(withCredentials(databaseLayer(options.database)))).pipe(
+        Command.withDescription("Create an account")
+      )
     ])
   )
 
@@ -108,14 +110,18 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
             expiresAt: Option.getOrUndefined(expiresAt)
           }).pipe(Effect.mapError(refusal))
           yield* printToken(token)
-        }).pipe(withCredentials(databaseLayer(options.database)))),
-      Command.make("revoke", { database, token: Args.redacted({ name: "TOKEN" }) }, (options) =>
+        }).pipe(withCredentials(databaseLayer(options.database)))).pipe(
+        Command.withDescription("Issue a personal API token and print it once")
+      ),
+      Command.make("revoke", { database, token: Args.redacted({ name: "TOKEN" }).pipe(Args.withDescription("the token to revoke (cmk_…)")) }, (options) =>
         Effect.gen(function*() {
           const credentials = yield* Credentials
           const revoked = yield* credentials.revokeApiToken(options.token)
           if (!revoked) return yield* Effect.fail(new Error("No such live token"))
           yield* Console.log("Revoked")
-        }).pipe(withCredentials(databaseLayer(options.database))))
+        }).pipe(withCredentials(databaseLayer(options.database)))).pipe(
+        Command.withDescription("Revoke a personal API token")
+      )
     ])
   )
 
@@ -151,12 +157,14 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
             expiresAt: yield* expiryAfter(options.expiresIn)
           }).pipe(Effect.mapError(refusal))
           yield* printToken(token)
-        }).pipe(withCredentials(databaseLayer(options.database))))
+        }).pipe(withCredentials(databaseLayer(options.database)))).pipe(
+        Command.withDescription("Issue an OAuth access token and print it once")
+      )
     ])
   )
 
   const session = Command.make("session").pipe(
-    Command.withDescription("Sessions"),
+    Command.withDescription("Sign-in sessions"),
     Command.withSubcommands([
       Command.make("create", { database, email }, (options) =>
         Effect.gen(function*() {
@@ -165,7 +173,9 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
             Effect.mapError((e) => noAccount(e.email))
           )
           yield* printToken(token)
-        }).pipe(withCredentials(databaseLayer(options.database))))
+        }).pipe(withCredentials(databaseLayer(options.database)))).pipe(
+        Command.withDescription("Open a session for an account and print its token")
+      )
     ])
   )
 
@@ -189,7 +199,9 @@ export const accountCommands = (database: Options.Options<Option.Option<string>>
             role: options.role
           }).pipe(Effect.mapError(membershipRefusal))
           yield* Console.log(`${options.email} is now ${options.role === "owner" ? "an owner" : "a member"} of ${options.publisher}`)
-        }).pipe(withAccounts(databaseLayer(options.database))))
+        }).pipe(withAccounts(databaseLayer(options.database)))).pipe(
+        Command.withDescription("Make an account an owner or member of a publisher")
+      )
     ])
   )
 

@@ -51,7 +51,7 @@ export type SendOptions = Command.Command.ParseConfig<typeof sendOptions>
 
 export const send = Command.make("send", sendOptions, (options) => load(client, (Client) => Client.send(options))).pipe(
   Command.withDescription(
-    "Send a message to a conversation and print the reply; exits 1 when the reply failed, was stopped or was cancelled"
+    "Send a message to a conversation and print the reply. Exits 1 when the reply failed, was stopped or was cancelled"
   )
 )
 
@@ -65,5 +65,5 @@ const stopOptions = {
 export type StopOptions = Command.Command.ParseConfig<typeof stopOptions>
 
 export const stop = Command.make("stop", stopOptions, (options) => load(client, (Client) => Client.stop(options))).pipe(
-  Command.withDescription("Stop a conversation's reply, or everything running on the node")
+  Command.withDescription("Stop a reply, or everything running on the node. With a conversation, only its reply.")
 )

@@ -9,6 +9,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Help from "./Help.js"
 import { Logging } from "./Logging.js"
 import { market } from "./Market.js"
 import { foldInstallVersion } from "./market/InstallVersion.js"
@@ -35,8 +36,19 @@ const reportFailure = (error: unknown) =>
     })
   )
 
-run(foldInstallVersion(process.argv)).pipe(
-  Effect.catchAll(reportFailure),
-  Effect.provide(Layer.mergeAll(NodeContext.layer, Logging)),
-  NodeRuntime.runMain({ disableErrorReporting: false })
-)
+const argv = foldInstallVersion(process.argv)
+// Help pages are written by Help.ts, not by @effect/cli (see there why).
+const help = Help.requested(Help.commandTree(clark), argv.slice(2))
+
+if (help?._tag === "Help") {
+  process.stdout.write(help.page)
+} else if (help?._tag === "UnknownCommand") {
+  process.stderr.write(`${help.message}\n`)
+  process.exitCode = 1
+} else {
+  run(argv).pipe(
+    Effect.catchAll(reportFailure),
+    Effect.provide(Layer.mergeAll(NodeContext.layer, Logging)),
+    NodeRuntime.runMain({ disableErrorReporting: false })
+  )
+}

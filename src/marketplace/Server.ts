@@ -30,6 +30,7 @@ import type { ReplayCheck } from "../../services/marketplace/RateLimits.js"
 import { AccountLive } from "./handlers/Account.js"
 import { CurationLive } from "./handlers/Curation.js"
 import { CatalogLive } from "./handlers/Catalog.js"
+import { IndexLive } from "./handlers/Index.js"
 import { PackagesLive, SearchLive } from "./handlers/Packages.js"
 import { PagesLive } from "./handlers/Pages.js"
 import { SystemLive } from "./handlers/System.js"
@@ -89,7 +90,7 @@ export const SettingsLive = Listening.SettingsLive.pipe(Layer.orDie)
 
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
-  Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive]),
+  Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive, IndexLive]),
   // Built after the envelope, so the rate limiter wraps it: a refusal never reaches the API.
   Layer.provide(RateLimitingLive.pipe(Layer.provide(ErrorEnvelopeLive)))
 )

@@ -1,151 +1,27 @@
 /**
- * The real `clark market` client, end to end: a marketplace server started in
- * this process on SQLite, and each command run as its own process
- * (the compiled `node bin/clark.js market …`) with a clean environment whose
- * HOME and XDG_CONFIG_HOME point into a temporary directory.
+ * The real `clark market` client, end to end (see MarketFixture.ts): search,
+ * show and install, where the connection settings come from, and the
+ * curator's commands.
  */
-import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type Context, Effect, Redacted } from "effect"
+import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import type { Scope } from "../../schema/marketplace/Account.js"
-import { Credentials } from "../../services/marketplace/Credentials.js"
-import { type RunningMarketplace, startMarketplace } from "../support/MarketplaceServer.js"
-import { type Outcome, runClark } from "../support/Cli.js"
 import { freePort } from "../support/Ports.js"
+import { type Outcome } from "../support/Cli.js"
+import {
+  bearer,
+  clark,
+  expectFailure,
+  expectNoSecrets,
+  server,
+  slow,
+  tmp,
+  tokens,
+  useMarketplace,
+  writeFile
+} from "./MarketFixture.js"
 
-const commandTimeout = 60_000
-const slow = 120_000
-
-let tmp: string
-let home: string
-let xdg: string
-let server: RunningMarketplace
-
-/** Every output of every command, to prove at the end that no token was ever printed. */
-const outputs: Array<Outcome> = []
-
-/** Nothing of the caller's marketplace settings or config files: HOME and XDG_CONFIG_HOME are temporary. */
-const cleanEnv = (extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv => {
-  const {
-    CLARK_CONFIG: _c,
-    CLARK_MARKETPLACE_TOKEN: _t,
-    CLARK_MARKETPLACE_URL: _u,
-    LOG_FORMAT: _f,
-    LOG_LEVEL: _l,
-    XDG_CONFIG_HOME: _x,
-    ...rest
-  } = process.env
-  return { ...rest, HOME: home, XDG_CONFIG_HOME: xdg, ...extra }
-}
-
-const run = async (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>) => {
-  const outcome = await runClark(["market", ...args], { env: cleanEnv(env), timeout: commandTimeout })
-  outputs.push(outcome)
-  return outcome
-}
-
-/** A command against the test server, configured by the environment unless the test says otherwise. */
-const clark = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = { CLARK_MARKETPLACE_URL: server.baseUrl }) =>
-  run(args, env)
-
-const expectFailure = (outcome: Outcome, code: string) => {
-  expect(outcome.code).toBe(1)
-  expect(outcome.stdout).toBe("")
-  expect(outcome.stderr).toMatch(new RegExp(`^${code}: \\S`))
-  expect(outcome.stderr.trim().split("\n")).toHaveLength(1)
-}
-
-const writeFile = (name: string, content: string) => {
-  const file = path.join(tmp, name)
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, content)
-  return file
-}
-
-// ---------------------------------------------------------------------------
-// the catalogue and the accounts
-
-const at = (day: number) => new Date(Date.UTC(2024, 0, day)).toISOString()
-const version = (number: string, day: number) => ({
-  version: number,
-  publishedAt: at(day),
-  indexedAt: at(day),
-  registryIntegrity: `sha512-${number}`
-})
-
-const longDescription = "Widgets for every dashboard: charts, gauges, tables and maps, with themes and keyboard support"
-
-const document = {
-  categories: [{ slug: "tools", name: "Tools" }],
-  publishers: [{ slug: "acme", name: "Acme", verified: true }],
-  packages: [
-    {
-      name: "@acme/widgets",
-      displayName: "Acme Widgets",
-      description: longDescription,
-      publisher: "acme",
-      categorySlug: "tools",
-      curationStatus: "featured",
-      keywords: ["widget", "dashboard"],
-      license: "MIT",
-      versions: [version("1.0.0", 1), version("1.1.0", 20)]
-    },
-    {
-      name: "alpha-tool",
-      displayName: "Alpha Tool",
-      description: "A widget helper",
-      curationStatus: "listed",
-      versions: [version("0.1.0", 5)]
-    },
-    {
-      name: "beta-tool",
-      displayName: "Beta Tool",
-      description: "Another widget helper",
-      curationStatus: "listed",
-      versions: [version("2.0.0", 10)]
-    },
-    { name: "hidden-thing", displayName: "Hidden Thing", curationStatus: "hidden", versions: [version("0.0.1", 2)] }
-  ]
-}
-
-/** Tokens by who holds them; each user's name tells which token a command used. */
-const tokens = { flag: "", env: "", file: "", home: "", curator: "", reader: "" }
-
-const issue = (credentials: Context.Tag.Service<Credentials>, email: string, scopes: ReadonlyArray<Scope>, role: "admin" | "user") =>
-  Effect.gen(function*() {
-    yield* credentials.createUser({ email, name: email.split("@")[0]!, role })
-    return Redacted.value(yield* credentials.issueApiToken({ email, scopes }))
-  })
-
-const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } })
-
-beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-market-"))
-  home = path.join(tmp, "home")
-  xdg = path.join(tmp, "xdg")
-  fs.mkdirSync(home)
-  fs.mkdirSync(xdg)
-  server = await startMarketplace("sqlite", document, {
-    setup: Effect.gen(function*() {
-      const credentials = yield* Credentials
-      tokens.flag = yield* issue(credentials, "flag@example.com", ["account:read"], "user")
-      tokens.env = yield* issue(credentials, "env@example.com", ["account:read"], "user")
-      tokens.file = yield* issue(credentials, "file@example.com", ["account:read"], "user")
-      tokens.home = yield* issue(credentials, "home@example.com", ["account:read"], "user")
-      tokens.curator = yield* issue(credentials, "curator@example.com", ["packages:curate", "account:read"], "admin")
-      tokens.reader = yield* issue(credentials, "reader@example.com", ["packages:read"], "admin")
-    })
-  })
-})
-
-afterAll(async () => {
-  await server?.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
-})
-
-// ---------------------------------------------------------------------------
+useMarketplace()
 
 describe("clark market: public reads", () => {
   it("search prints a table, and with --json the API's body", async () => {
@@ -359,17 +235,5 @@ describe("clark market: curation", () => {
 })
 
 describe("clark market: secrets", () => {
-  it("never prints a token, in any output of any command above", () => {
-    expect(outputs.length).toBeGreaterThan(30)
-    const secrets = Object.values(tokens)
-    for (const secret of secrets) expect(secret).toMatch(/^cmk_/)
-    for (const { stderr, stdout } of outputs) {
-      for (const secret of secrets) {
-        expect(stdout).not.toContain(secret)
-        expect(stderr).not.toContain(secret)
-        // Not even the random part alone.
-        expect(`${stdout}${stderr}`).not.toContain(secret.slice(4, 24))
-      }
-    }
-  })
+  it("never prints a token, in any output of any command above", () => expectNoSecrets(30))
 })

@@ -107,18 +107,20 @@ const describe = (connection: Connection, error: unknown): Effect.Effect<string>
   return Effect.succeed(`error: ${error instanceof Error ? error.message : String(error)}`)
 }
 
-export type Call<A, E> = (api: MarketClient) => Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E>
+export type Call<A, E, R = never> = (
+  api: MarketClient
+) => Effect.Effect<readonly [A, HttpClientResponse.HttpClientResponse], E, R>
 
 /**
  * One request of a command: resolves the connection, calls the typed client
  * and prints the response body as it came (`--json`) or rendered as text.
  * Failures become a `MarketFailure` whose message is the line to print.
  */
-export const request = <A, E>(
+export const request = <A, E, R>(
   options: ConnectionOptions,
-  call: Call<A, E>,
+  call: Call<A, E, R>,
   render: (result: A) => string
-): Effect.Effect<void, MarketFailure, FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<void, MarketFailure, FileSystem.FileSystem | Path.Path | Exclude<R, HttpClient.HttpClient>> =>
   Effect.gen(function*() {
     const connection = yield* resolveConnection(options)
     yield* Effect.gen(function*() {

@@ -1,10 +1,10 @@
 /** Text renderings of marketplace responses for `clark market` (without `--json`). */
-import type { AccountProfile } from "../../../schema/marketplace/Account.js"
-import type { CollectionState } from "../../../schema/marketplace/Catalog.js"
+import type { AccountProfile, DeletedAccount, OwnedListing } from "../../../schema/marketplace/Account.js"
+import type { Category, Collection, CollectionState, CollectionSummary } from "../../../schema/marketplace/Catalog.js"
 import type { CurationResult } from "../../../schema/marketplace/Curation.js"
-import type { InstallCoordinate, PackageDetail, PackageSummary } from "../../../schema/marketplace/Package.js"
+import type { InstallCoordinate, PackageDetail, PackageSummary, VersionItem } from "../../../schema/marketplace/Package.js"
+import type { Health } from "../../../schema/marketplace/System.js"
 import { clip, table } from "../Output.js"
-
 
 const orDash = (value: string | null | undefined) => (value === null || value === undefined || value === "" ? "-" : value)
 const list = (values: ReadonlyArray<string>) => (values.length === 0 ? "-" : values.join(", "))
@@ -98,3 +98,53 @@ export const collectionState = (state: CollectionState) => {
       .map((item, i) => `${i + 1}. ${item.packageName}${item.note === null ? "" : `  ${clip(item.note, 80)}`}`)
   return [header, ...description, "", ...items].join("\n")
 }
+
+export const health = (health: Health) =>
+  `${health.status}: database ${health.checks.database}, environment ${health.environment}, checked ${health.checkedAt}`
+
+export const versionTable = (items: ReadonlyArray<VersionItem>) =>
+  items.length === 0 ? "no versions indexed" : table([
+    ["VERSION", "PUBLISHED", "VERIFIED", "PROVENANCE"],
+    ...items.map((item) => [item.version, item.publishedAt, yesNo(item.tarballSha512Verified), yesNo(item.hasProvenance)])
+  ])
+
+export const categoryTable = (items: ReadonlyArray<Category>) =>
+  items.length === 0 ? "no categories" : table([
+    ["SLUG", "NAME", "PACKAGES", "DESCRIPTION"],
+    ...items.map((item) => [item.slug, item.name, String(item.packageCount), clip(item.description, 60)])
+  ])
+
+export const category = (category: Category) =>
+  [
+    `${category.slug}: ${category.name} (${category.packageCount} ${category.packageCount === 1 ? "package" : "packages"})`,
+    ...(category.description.trim() === "" ? [] : [clip(category.description, 200)])
+  ].join("\n")
+
+export const collectionTable = (items: ReadonlyArray<CollectionSummary>) =>
+  items.length === 0 ? "no published collections" : table([
+    ["SLUG", "TITLE", "DESCRIPTION"],
+    ...items.map((item) => [item.slug, clip(item.title, 40), clip(item.description, 60)])
+  ])
+
+export const collection = (collection: Collection) =>
+  [
+    `${collection.slug}: ${collection.title}`,
+    ...(collection.description.trim() === "" ? [] : [clip(collection.description, 200)]),
+    "",
+    collection.packages.length === 0 ? "no packages" : packageTable(collection.packages, null)
+  ].join("\n")
+
+export const ownedListings = (items: ReadonlyArray<OwnedListing>) =>
+  items.length === 0 ? "no listings owned by your publishers" : table([
+    ["NAME", "VERSION", "STATUS", "PUBLISHER"],
+    ...items.map((item) => [
+      item.name,
+      orDash(item.latestVersion),
+      item.curationStatus,
+      `${item.publisher.slug}${item.verifiedPublisher ? " (verified)" : ""}`
+    ])
+  ])
+
+export const deletedAccount = ({ removed }: DeletedAccount) =>
+  `account deleted; removed ${removed.apiTokens} API tokens, ${removed.deviceLinks} device links, ` +
+  `${removed.oauthGrants} OAuth grants, ${removed.publishers} publishers, ${removed.media} media`

@@ -50,3 +50,30 @@ describe("GET /health when the database fails", () => {
     expect(headers.get("x-request-id")).toBeTruthy()
   })
 })
+
+describe("GET / and GET /api/v1", () => {
+  let server: RunningMarketplace
+  beforeAll(async () => {
+    server = await startMarketplace("sqlite", {})
+  })
+  afterAll(() => server.close())
+
+  it.each(["/", "/api/v1"])("%s answers a short index pointing to the description and the health", async (path) => {
+    const { status, body, headers } = await server.request(path)
+    expect(status).toBe(200)
+    expect(headers.get("content-type")).toMatch(/^application\/json/)
+    expect(headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+    expect(body).toEqual({
+      name: "Clark Marketplace API",
+      version: "1.0.0",
+      links: { openapi: "/api/v1/openapi.json", health: "/api/v1/health" }
+    })
+    for (const link of Object.values<string>(body.links)) expect((await server.request(link)).status).toBe(200)
+  })
+
+  it("leaves other unknown paths a 404 not_found in the envelope", async () => {
+    const { status, body } = await server.request("/api/v2")
+    expect(status).toBe(404)
+    expect(body.error.code).toBe("not_found")
+  })
+})
