@@ -18,7 +18,7 @@ const urlOption = Options.text("url").pipe(
 const jsonOption = Options.boolean("json").pipe(Options.withDescription("print the raw JSON result"))
 
 /** The options every command shares. */
-const connection = { dataDir: dataDirOption, url: urlOption, json: jsonOption }
+export const connection = { dataDir: dataDirOption, url: urlOption, json: jsonOption }
 export type ConnectionOptions = Command.Command.ParseConfig<typeof connection>
 
 const client = () => import("./node/Client.js")

@@ -42,7 +42,7 @@ export interface NodeOptions {
   readonly model: Layer.Layer<ModelProvider>
   readonly turns?: TurnEngineLive.TurnSettings | undefined
   /**
-   * The marketplace the directory lists (its origin); `undefined` reads CLARK_MARKETPLACE_URL, `null` lists
+   * The marketplace the directory lists (its origin); `undefined` reads CC_MARKETPLACE_URL, `null` lists
    * local folders only.
    */
   readonly marketplaceUrl?: string | null | undefined

@@ -1,6 +1,6 @@
 /**
  * MarketplaceCatalog over HTTP with the marketplace's typed client (`HttpApiClient` of `MarketplaceApi`).
- * The base URL is `CLARK_MARKETPLACE_URL` (the marketplace's origin, as `clark marketplace serve` prints it);
+ * The base URL is `CC_MARKETPLACE_URL` (the marketplace's origin, as `clark marketplace serve` prints it);
  * without it the directory lists local folders only and says so.
  */
 import { FetchHttpClient, HttpApiClient } from "@effect/platform"
@@ -47,7 +47,7 @@ export const layer = (url: string | undefined) => Layer.effect(MarketplaceCatalo
 
 export const layerConfig = Layer.unwrapEffect(
   Effect.map(
-    Config.option(Config.string("CLARK_MARKETPLACE_URL")).pipe(Effect.orDie),
+    Config.option(Config.string("CC_MARKETPLACE_URL")).pipe(Effect.orDie),
     (url) => layer(Option.getOrUndefined(url))
   )
 )

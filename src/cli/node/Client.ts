@@ -66,7 +66,7 @@ const readToken = (option: Option.Option<string>) =>
   })
 
 /** The typed client and a plain client for the streaming route, both with the base URL and the token. */
-const connect = (options: ConnectionOptions) =>
+export const connect = (options: ConnectionOptions) =>
   Effect.gen(function*() {
     const baseUrl = yield* resolveUrl(options.url)
     const token = yield* readToken(options.dataDir)
@@ -92,7 +92,7 @@ const out = (text: string) => write(process.stdout, text)
 const err = (text: string) => write(process.stderr, text)
 
 /** The raw body of a typed call, for `--json`. */
-const printRaw = (response: HttpClientResponse.HttpClientResponse) =>
+export const printRaw = (response: HttpClientResponse.HttpClientResponse) =>
   Effect.flatMap(bodyText(response), (text) => out(text.endsWith("\n") ? text : `${text}\n`))
 
 const WireError = Schema.parseJson(Schema.Struct({ code: Schema.String, message: Schema.String }))
@@ -131,7 +131,7 @@ const describe = (error: unknown): Effect.Effect<string> => {
  * Runs a command with an HttpClient; a failure prints `code: message` to
  * stderr and sets a non-zero exit code, with no stack trace.
  */
-const runCommand = <E>(effect: Effect.Effect<void, E, HttpClient.HttpClient | FileSystem.FileSystem>) =>
+export const runCommand = <E>(effect: Effect.Effect<void, E, HttpClient.HttpClient | FileSystem.FileSystem>) =>
   effect.pipe(
     Effect.provide(FetchHttpClient.layer),
     Effect.catchAllCause((cause) =>
