@@ -82,7 +82,11 @@ export const verifyAttestations = (options: {
       if (keyid !== undefined && keyid !== "" && key === undefined) return yield* invalid("a bundle names a key the registry does not publish")
       yield* Effect.tryPromise({
         try: () => options.verifyBundle(attestation.bundle, key === undefined ? undefined : pem(key)),
-        catch: (cause) => invalid(`Sigstore refused a bundle (${(cause as Error)?.name ?? "error"})`)
+        // Unverifiable is not absent: without Sigstore's trust root (TUF) the bundle is refused too.
+        catch: (cause) =>
+          invalid((cause as Error)?.name === "TUFError"
+            ? "Sigstore's trust root could not be read (TUFError)"
+            : `Sigstore refused a bundle (${(cause as Error)?.name ?? "error"})`)
       })
       if (attestation.predicateType.startsWith(slsaPredicatePrefix)) provenance = true
     }

@@ -80,7 +80,7 @@ describe("a registry package", () => {
       const registry = yield* Registry.start
       const honest = yield* Effect.promise(() => packFolder(path.join(examples, "notes-service")))
       const tampered = Buffer.from(honest)
-      tampered[tampered.length - 20] ^= 0xff
+      tampered[tampered.length - 20] = tampered[tampered.length - 20]! ^ 0xff
       registry.publish({ name: "tampered", version: "1.0.0", tarball: tampered, integrity: integrityOf(honest) })
       const { parent, into } = staging()
       expect(yield* refusal((yield* packages(registry.url)).unpack({ name: "tampered", into }))).toMatchObject({
@@ -153,7 +153,7 @@ describe("a hostile tarball is refused with its reason, and nothing is written a
         version: "1.0.0",
         tarball: hostile([{ path: "package/a/1", body: "1111" }, { path: "package/a/b/c/2", body: "2222" }, { path: "package/d/3", body: "33" }])
       })
-      const tries: ReadonlyArray<readonly [HttpRegistryPackages.Options["limits"], object]> = [
+      const tries: ReadonlyArray<readonly [NonNullable<HttpRegistryPackages.Options["limits"]>, object]> = [
         [{ bytes: 20 }, { reason: "too-large", limit: 20 }],
         [{ files: 3 }, { reason: "too-many-files", limit: 3 }],
         [{ folders: 3 }, { reason: "too-many-folders", limit: 3 }],
