@@ -10,7 +10,7 @@
  *    stand-in on 127.0.0.1, sha512 integrity, gunzip, listing, extraction) vs `sha512sum` + `tar xzf` of
  *    the same file on disk. Target: within 1.5×.
  *
- * Each measure runs a warm-up, then BENCH_PACKAGES_ROUNDS rounds (default 5) of ours and the tool in turn,
+ * Each measure runs a warm-up, then BENCH_PACKAGES_ROUNDS rounds (default 3) of ours and the tool in turn,
  * so drift in the machine's load hits both alike; the median of each is reported (file cache warm for all).
  */
 import { NodeHttpClient } from "@effect/platform-node"
@@ -29,7 +29,7 @@ import { packageLimits } from "../../services/node/ContentDigest.js"
 import { RegistryPackages } from "../../services/node/RegistryPackages.js"
 import { log, otherWorkCores, otherWorkLimit, positiveInt, writeDocs } from "./Common.js"
 
-const rounds = positiveInt("BENCH_PACKAGES_ROUNDS", 5)
+const rounds = positiveInt("BENCH_PACKAGES_ROUNDS", 3)
 
 const median = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -70,7 +70,10 @@ const compare = async (
   tool: () => unknown,
   reset: () => void = () => {}
 ): Promise<Row> => {
-  reset(), await ours(), reset(), tool()
+  reset()
+  await ours()
+  reset()
+  tool()
   const oursMs: Array<number> = []
   const toolMs: Array<number> = []
   for (let round = 0; round < rounds; round++) {

@@ -40,7 +40,12 @@ export const get = <E>(options: Get<E>) =>
       new RegistryUnavailable({ name: options.name, stage: options.stage, problem, ...(status === undefined ? {} : { status }) })
     const response: HttpClientResponse.HttpClientResponse = yield* client.execute(
       HttpClientRequest.get(options.url).pipe(HttpClientRequest.setHeader("accept", options.accept))
-    ).pipe(Effect.mapError((cause) => unavailable(transportProblem(cause))))
+    ).pipe(
+      // A kept-alive connection the registry closed while idle fails the first write (seen as ECONNRESET
+      // between installs); a GET asked once more on a new connection is safe. No body was read yet.
+      Effect.retry({ times: 1, while: (error) => error._tag === "RequestError" }),
+      Effect.mapError((cause) => unavailable(transportProblem(cause)))
+    )
     // A 404's body is not read: only the status matters, and an error page is not a package.
     if (response.status < 200 || response.status >= 300) return { status: response.status, body: Buffer.alloc(0) } satisfies Fetched
     const declared = Number(response.headers["content-length"])
