@@ -13,6 +13,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FsPackageFolders from "../../../layers/node/fs/FsPackageFolders.js"
 import * as HttpRegistryPackages from "../../../layers/node/registry/HttpRegistryPackages.js"
+import * as Unpack from "../../../layers/node/registry/Unpack.js"
+import { TarballRefused } from "../../../services/node/PackageErrors.js"
 import { RegistryPackages } from "../../../services/node/RegistryPackages.js"
 import * as Registry from "./fixtures/Registry.js"
 import { gzip, hostile, integrityOf, packFolder, rawTar } from "./fixtures/Tarballs.js"
@@ -171,6 +173,30 @@ describe("a hostile tarball is refused with its reason, and nothing is written a
       const at = yield* packages(registry.url, { limits: { bytes: 22, files: 4, folders: 4, depth: 4 } })
       const unpacked = yield* at.unpack({ name: "big", into: staging().into })
       expect((yield* scan(unpacked.folder)).files.map((file) => file.path)).toEqual(["a/1", "a/b/c/2", "d/3", "package.json"])
+    }))
+})
+
+describe("tar's extraction alone, the second guard behind the listing pass", () => {
+  const refuse = (reason: TarballRefused["reason"]) => new TarballRefused({ name: "x", version: "1", reason })
+  it.effect("writes no link, device or escaping path even when handed them", () =>
+    Effect.gen(function*() {
+      const parent = temp()
+      const into = path.join(parent, "staging")
+      fs.mkdirSync(into)
+      const marker = `escaped-${randomBytes(6).toString("hex")}`
+      const entries = [
+        { path: "package/package.json", body: "{}" },
+        { path: "package/link", type: "SymbolicLink" as const, linkpath: "/etc/passwd" },
+        { path: "package/hard", type: "Link" as const, linkpath: "package/package.json" },
+        { path: "package/null", type: "CharacterDevice" as const },
+        { path: `/tmp/${marker}`, body: "out" },
+        { path: `package/../../${marker}`, body: "out" }
+      ]
+      yield* Unpack.extract(rawTar(entries), into, Unpack.defaultLimits, refuse)
+      expect(fs.readdirSync(into)).toEqual(["package.json"])
+      expect(fs.existsSync(`/tmp/${marker}`)).toBe(false)
+      expect(fs.readdirSync(parent)).toEqual(["staging"])
+      expect(fs.existsSync(path.join(path.dirname(parent), marker))).toBe(false)
     }))
 })
 
