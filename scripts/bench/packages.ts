@@ -115,7 +115,7 @@ const report = (rows: ReadonlyArray<Row>, load: string, otherWork: number) => {
 
 - Folder: generated, ${packageLimits.files.toLocaleString("en-US")} files of random bytes in 50 folders, ${(packageLimits.bytes / 1024 / 1024).toFixed(0)} MiB less a few bytes (the package limits). Tarball: 1,000 files of random base64 text packed as npm packs (\`package/\` prefix, gzip), about 10 MiB, served with its packument by a node:http stand-in on 127.0.0.1; ours includes both GETs.
 - Each measure: a warm-up of both, then ${rounds} rounds of ours and the tool in turn, median reported; the files are in the page cache for both. Copies and unpacks go to a fresh folder each run (removed untimed).
-- Load while it ran: \`uptime\` ${load}; other work before the runs ${otherWork.toFixed(2)} cores${otherWork > otherWorkLimit ? " (**more than a quarter of a core: the figures are understated**)" : ""}.
+- Load while it ran: \`uptime\` ${load}; other work before the runs ${otherWork.toFixed(2)} cores of CPU${otherWork > otherWorkLimit ? " (**more than a quarter of a core: the figures are understated**)" : ""}. A load average far above the CPU in use is other processes waiting on the disk: then the copies and unpacks (writes) are slow for ours and the tools alike.
 
 | measure | ours (median) | tool (median) | ratio | target |
 | --- | --- | --- | --- | --- |
@@ -144,7 +144,7 @@ const main = async () => {
     const rows: Array<Row> = []
     const { digest } = await Effect.runPromise(folders.scan(folder))
     rows.push(await compare(
-      { what: "digest of 5,000 files / 64 MiB", ours: "`PackageFolders.scan`", tool: "`find | xargs -0 sha256sum`", target: 1.5 },
+      { what: "digest of 5,000 files / 64 MiB", ours: "`PackageFolders.scan`", tool: "`find -print0 \\| xargs -0 sha256sum`", target: 1.5 },
       () => Effect.runPromise(folders.scan(folder)),
       () => sh(`cd '${folder}' && find . -type f -print0 | xargs -0 sha256sum > /dev/null`)
     ))
