@@ -10,8 +10,7 @@
 import { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, ConfigError, Duration, Effect, Either, Layer, Option, Schema } from "effect"
-import { createHash, timingSafeEqual } from "node:crypto"
-import * as fs from "node:fs/promises"
+import { createHash } from "node:crypto"
 import * as sigstore from "sigstore"
 import {
   IntegrityMismatch,
@@ -26,7 +25,7 @@ import * as Fetch from "./Fetch.js"
 import { type Chosen, choose, isNpmName, packumentPath, RegistryKeys } from "./Packument.js"
 import { type VerifyBundle, verifyAttestations } from "./Provenance.js"
 import { verifySignatures } from "./Signatures.js"
-import { decompress, defaultLimits, emptyFolder, extract, inspect, type Limits } from "./Unpack.js"
+import { defaultLimits, integrityMatches, type Limits, sha512Of, unpackVerified } from "./Unpack.js"
 
 export const registrySetting = "CC_REGISTRY_URL"
 
@@ -46,9 +45,6 @@ const packumentAccept = "application/vnd.npm.install-v1+json; q=1.0, application
 /** A packument of thousands of versions runs to a few MiB abbreviated; far beyond that is not a registry. */
 const documentLimit = 32 * 1024 * 1024
 
-/** `sha512-<base64>` out of an SRI string (npm may list several algorithms, space-separated). */
-const sha512Of = (integrity: string | undefined) =>
-  integrity?.split(/\s+/).find((part) => part.startsWith("sha512-"))?.split("?")[0]
 
 const sigstoreVerify = (tufCachePath: string | undefined): VerifyBundle => (bundle, key) =>
   sigstore.verify(bundle as sigstore.Bundle, {
@@ -152,18 +148,10 @@ export const make = (options: Options) =>
         if (tarball.status === 404) return yield* new PackageNotInRegistry({ name, version })
         if (tarball.status !== 200) return yield* unexpected("tarball", tarball.status)
         const actual = hash.digest()
-        const expected = Buffer.from(integrity.slice("sha512-".length), "base64")
-        if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) {
+        if (!integrityMatches(integrity, actual)) {
           return yield* new IntegrityMismatch({ name, version, expected: integrity, actual: `sha512-${actual.toString("base64")}` })
         }
-
-        const tarBytes = yield* decompress(tarball.body, limits, refuse)
-        yield* inspect(tarBytes, limits, refuse)
-        // Owner-only: nobody else can plant or swap a file while the package is written.
-        yield* Effect.tryPromise({ try: () => fs.mkdir(request.into, { recursive: true, mode: 0o700 }), catch: (cause) => cause }).pipe(Effect.orDie)
-        const existing = yield* Effect.promise(() => fs.readdir(request.into))
-        if (existing.length > 0) return yield* Effect.dieMessage("RegistryPackages.unpack: the staging folder is not empty")
-        yield* extract(tarBytes, request.into, limits, refuse).pipe(Effect.onError(() => emptyFolder(request.into)))
+        yield* unpackVerified(tarball.body, request.into, limits, refuse)
         return { folder: request.into, name, version, integrity, signatures, provenance } satisfies RegistryPackage
       }).pipe(
         Effect.provideService(HttpClient.HttpClient, client),

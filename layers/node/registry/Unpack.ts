@@ -6,6 +6,7 @@
  * extraction with its safe options and a filter that admits only files and folders, as a second guard.
  */
 import { Effect } from "effect"
+import { timingSafeEqual } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as tar from "tar"
 import { promisify } from "node:util"
@@ -31,7 +32,7 @@ const framing = (limits: Limits) => (limits.files + limits.folders) * 2048 + 102
 
 const gunzip = promisify(zlib.gunzip)
 
-type Refuse = (reason: TarballRefused["reason"], at?: string, limit?: number) => TarballRefused
+export type Refuse = (reason: TarballRefused["reason"], at?: string, limit?: number) => TarballRefused
 
 /** The tar inside the gzip, or a refusal: more than the ratio, or more than a package may hold. */
 export const decompress = (compressed: Buffer, limits: Limits, refuse: Refuse) =>
@@ -180,4 +181,29 @@ export const emptyFolder = (folder: string) =>
   Effect.promise(async () => {
     const names = await fs.readdir(folder).catch(() => [] as Array<string>)
     await Promise.all(names.map((name) => fs.rm(`${folder}/${name}`, { recursive: true, force: true }).catch(() => {})))
+  })
+
+/** `sha512-<base64>` out of an SRI string (npm may list several algorithms, space-separated). */
+export const sha512Of = (integrity: string | undefined) =>
+  integrity?.split(/\s+/).find((part) => part.startsWith("sha512-"))?.split("?")[0]
+
+/** Whether `digest` (the raw SHA-512 of the bytes) is the one `integrity` (`sha512-…`) names. */
+export const integrityMatches = (integrity: string, digest: Buffer) => {
+  const expected = Buffer.from(integrity.slice("sha512-".length), "base64")
+  return expected.length === digest.length && timingSafeEqual(expected, digest)
+}
+
+/**
+ * Bytes whose integrity was verified, unpacked into `into`: created owner-only (nobody else can plant or
+ * swap a file while the package is written) only once the listing pass admitted every entry, and emptied
+ * again if the extraction fails.
+ */
+export const unpackVerified = (tarball: Buffer, into: string, limits: Limits, refuse: Refuse) =>
+  Effect.gen(function*() {
+    const tarBytes = yield* decompress(tarball, limits, refuse)
+    yield* inspect(tarBytes, limits, refuse)
+    yield* Effect.tryPromise({ try: () => fs.mkdir(into, { recursive: true, mode: 0o700 }), catch: (cause) => cause }).pipe(Effect.orDie)
+    const existing = yield* Effect.promise(() => fs.readdir(into))
+    if (existing.length > 0) return yield* Effect.dieMessage("RegistryPackages.unpack: the staging folder is not empty")
+    yield* extract(tarBytes, into, limits, refuse).pipe(Effect.onError(() => emptyFolder(into)))
   })
