@@ -225,7 +225,7 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .addSuccess(InstallApprovalRequired, { status: 202 })
       .addError(refusals(
         "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH",
-        "DECLARED_REACH_MISMATCH", "PACKAGE_CACHE_UNAVAILABLE"
+        "DECLARED_REACH_MISMATCH", "PACKAGE_CACHE_UNAVAILABLE", "SERVICE_UNREACHABLE"
       ))
       .middleware(Authenticated)
   )
@@ -250,7 +250,7 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .addSuccess(InstallApprovalRequired, { status: 202 })
       .addError(refusals(
         "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "RESOURCE_NOT_FOUND", "DIGEST_MISMATCH",
-        "DECLARED_REACH_MISMATCH", "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"
+        "DECLARED_REACH_MISMATCH", "PACKAGE_CACHE_UNAVAILABLE", "SERVICE_UNREACHABLE"
       ))
       .middleware(PersonOnly)
   )
@@ -262,7 +262,7 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .addError(refusals(
         "INVALID_INPUT", "LOCAL_SOURCE_UNREADABLE", "POLICY_REFUSED", "APPROVAL_FORGED", "RESOURCE_NOT_FOUND",
         "DIGEST_MISMATCH", "DECLARED_REACH_MISMATCH", "APPROVAL_ALREADY_DECIDED", "APPROVAL_EXPIRED",
-        "NOT_IMPLEMENTED", "PACKAGE_CACHE_UNAVAILABLE"
+        "PACKAGE_CACHE_UNAVAILABLE", "SERVICE_UNREACHABLE"
       ))
       .middleware(PersonOnly)
   )

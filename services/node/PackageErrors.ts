@@ -77,12 +77,6 @@ export class InstallPolicyRefused extends Schema.TaggedError<InstallPolicyRefuse
   mode: Schema.String
 }) {}
 
-/** Installing from the registry is not available on this node yet. */
-export class RegistryInstallUnavailable extends Schema.TaggedError<RegistryInstallUnavailable>()(
-  "RegistryInstallUnavailable",
-  { packageId: Schema.String }
-) {}
-
 export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>()("ApprovalNotFound", {
   approvalId: Schema.String
 }) {}
@@ -110,7 +104,7 @@ export type InstallError =
   | ManifestError
   | DeclaredReachMismatch
   | InstallPolicyRefused
-  | RegistryInstallUnavailable
+  | RegistryPackageError
 
 export type ApprovalError = InstallError | ApprovalNotFound | ApprovalForged | ApprovalAlreadyDecided | ApprovalExpired
 

@@ -6,7 +6,6 @@ import * as path from "node:path"
 import * as Identity from "../../layers/node/fs/Identity.js"
 import * as FsPackageFolders from "../../layers/node/fs/FsPackageFolders.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
-import * as HttpMarketplaceCatalog from "../../layers/node/marketplace/HttpMarketplaceCatalog.js"
 import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as SqlPackageRecords from "../../layers/node/sql/SqlPackageRecords.js"
@@ -23,6 +22,8 @@ import { MediaFetcher } from "../../services/node/MediaFetcher.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
 import type { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import type { SecretBroker } from "../../services/node/SecretBroker.js"
+import { MarketplaceCatalog } from "../../services/node/MarketplaceCatalog.js"
+import { RegistryPackages } from "../../services/node/RegistryPackages.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
@@ -46,6 +47,8 @@ export interface NodeOptions {
    * local folders only.
    */
   readonly marketplaceUrl?: string | null | undefined
+  /** The npm registry of marketplace packages; `undefined` reads CC_REGISTRY_URL, `null` has none. */
+  readonly registryUrl?: string | null | undefined
   /** The tile fetcher; tests replace it to see how the node answers each of its outcomes. */
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
@@ -91,13 +94,40 @@ export const ServicesLive = (options: NodeOptions) => {
     options.model
   )
   const engine = options.turns === undefined ? TurnEngineLive.layerConfig : TurnEngineLive.layer(options.turns)
-  const catalog = options.marketplaceUrl === undefined
-    ? HttpMarketplaceCatalog.layerConfig
-    : HttpMarketplaceCatalog.layer(options.marketplaceUrl ?? undefined)
+  // The marketplace's contract and client are loaded by the first directory read that asks it.
+  const catalog = onFirstUse(
+    MarketplaceCatalog,
+    () =>
+      import("../../layers/node/marketplace/HttpMarketplaceCatalog.js").then((HttpMarketplaceCatalog) =>
+        options.marketplaceUrl === undefined
+          ? HttpMarketplaceCatalog.layerConfig
+          : HttpMarketplaceCatalog.layer(options.marketplaceUrl ?? undefined)
+      ),
+    (service) =>
+      MarketplaceCatalog.of({
+        search: (q) => Effect.flatMap(service, (catalog) => catalog.search(q)),
+        detail: (name) => Effect.flatMap(service, (catalog) => catalog.detail(name))
+      })
+  )
   // The package cache lives beside the database: one folder per content digest.
-  const packages = InstallerLive.layer.pipe(
+  // Registry packages (tar, Sigstore) are loaded by the first install that needs them.
+  const registry = onFirstUse(
+    RegistryPackages,
+    () =>
+      import("../../layers/node/registry/HttpRegistryPackages.js").then((HttpRegistryPackages) =>
+        (options.registryUrl === undefined
+          ? HttpRegistryPackages.layerNode({ tufCachePath: path.join(options.dataDir, "sigstore-tuf") })
+          : HttpRegistryPackages.layerNodeWith(options.registryUrl, {
+            tufCachePath: path.join(options.dataDir, "sigstore-tuf")
+          })).pipe(Layer.orDie)
+      ),
+    (service) => RegistryPackages.of({ unpack: (request) => Effect.flatMap(service, (registry) => registry.unpack(request)) })
+  )
+  const packages = InstallerLive.layer({ stagingDir: path.join(options.dataDir, "packages-staging") }).pipe(
     Layer.provideMerge(Directory.layer),
-    Layer.provideMerge(Layer.merge(FsPackageFolders.layer({ cacheDir: path.join(options.dataDir, "packages") }), catalog)),
+    Layer.provideMerge(
+      Layer.mergeAll(FsPackageFolders.layer({ cacheDir: path.join(options.dataDir, "packages") }), catalog, registry)
+    ),
     Layer.provide(stores)
   )
   return Layer.merge(engine, packages).pipe(Layer.provideMerge(base))

@@ -35,7 +35,13 @@ import {
   ManifestVersionUnsupported,
   PackageCacheUnavailable,
   PackageNotListed,
-  RegistryInstallUnavailable
+  IntegrityMismatch,
+  PackageNotInRegistry,
+  ProvenanceInvalid,
+  RegistryNotConfigured,
+  RegistryUnavailable,
+  SignatureInvalid,
+  TarballRefused
 } from "../../services/node/PackageErrors.js"
 import { NotImplementedYet } from "../../services/node/PendingErrors.js"
 import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
@@ -142,7 +148,23 @@ const rows: ReadonlyArray<Row> = [
   [new InstallRequestInvalid({ field: "localDigest", problem: "required" }), 400, "INVALID_INPUT", { field: "localDigest" }],
   [new DeclaredReachMismatch({ undeclared: [{ kind: "network", value: "tides.example.org", access: null }] }), 409, "DECLARED_REACH_MISMATCH", { undeclared: [{ kind: "network", value: "tides.example.org", access: null }] }],
   [new InstallPolicyRefused({ mode: "off" }), 403, "POLICY_REFUSED", {}],
-  [new RegistryInstallUnavailable({ packageId: "x" }), 501, "NOT_IMPLEMENTED", {}],
+  [new RegistryNotConfigured({ setting: "CC_REGISTRY_URL" }), 504, "SERVICE_UNREACHABLE", {}],
+  [new RegistryUnavailable({ name: "x", stage: "tarball", problem: "refused" }), 504, "SERVICE_UNREACHABLE", {}],
+  [new PackageNotInRegistry({ name: "x", version: "1.0.0" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [
+    new IntegrityMismatch({ name: "x", version: "1.0.0", expected: "sha512-a", actual: "sha512-b" }),
+    409,
+    "DIGEST_MISMATCH",
+    { expected: "sha512-a", actual: "sha512-b" }
+  ],
+  [
+    new TarballRefused({ name: "x", version: "1.0.0", reason: "path-escape", path: "../x" }),
+    400,
+    "LOCAL_SOURCE_UNREADABLE",
+    { reason: "path-escape", path: "../x" }
+  ],
+  [new SignatureInvalid({ name: "x", version: "1.0.0", problem: "bad" }), 403, "POLICY_REFUSED", { reason: "signature" }],
+  [new ProvenanceInvalid({ name: "x", version: "1.0.0", problem: "bad" }), 403, "POLICY_REFUSED", { reason: "provenance" }],
   [new ApprovalNotFound({ approvalId: "apr_1" }), 404, "RESOURCE_NOT_FOUND", {}],
   [new ApprovalForged({ approvalId: "apr_1" }), 403, "APPROVAL_FORGED", {}],
   [new ApprovalAlreadyDecided({ approvalId: "apr_1", status: "denied" }), 409, "APPROVAL_ALREADY_DECIDED", { status: "denied" }],
@@ -197,7 +219,13 @@ describe("toNodeError", () => {
       InstallRequestInvalid: true,
       DeclaredReachMismatch: true,
       InstallPolicyRefused: true,
-      RegistryInstallUnavailable: true,
+      RegistryNotConfigured: true,
+      RegistryUnavailable: true,
+      PackageNotInRegistry: true,
+      IntegrityMismatch: true,
+      TarballRefused: true,
+      SignatureInvalid: true,
+      ProvenanceInvalid: true,
       ApprovalNotFound: true,
       ApprovalForged: true,
       ApprovalAlreadyDecided: true,

@@ -30,9 +30,10 @@ import {
   InstallPolicyRefused,
   InstallRequestInvalid,
   ManifestInvalid,
-  PackageNotListed,
-  RegistryInstallUnavailable
+  PackageCacheUnavailable,
+  PackageNotListed
 } from "../../../services/node/PackageErrors.js"
+import { RegistryPackages } from "../../../services/node/RegistryPackages.js"
 import { PackageFolders } from "../../../services/node/PackageFolders.js"
 import { type ApprovalRecord, PackageRecords } from "../../../services/node/PackageRecords.js"
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
@@ -50,8 +51,14 @@ const toWire = ({ contentDigest: _c, digest: _d, ...approval }: ApprovalRecord):
   kind: "install-approval"
 })
 
-export const make = Effect.gen(function*() {
+export interface Options {
+  /** Where registry packages are unpacked before their copy into the cache (the node's data dir). */
+  readonly stagingDir: string
+}
+
+export const make = (options: Options) => Effect.gen(function*() {
   const directory = yield* PackageDirectory
+  const registry = yield* RegistryPackages
   const folders = yield* PackageFolders
   const records = yield* PackageRecords
   const preferences = yield* PreferenceStore
@@ -63,8 +70,30 @@ export const make = Effect.gen(function*() {
       () => defaultInstallMode
     ))
 
+  /**
+   * A registry package: unpacked into a staging folder of its own (integrity checked on the bytes first),
+   * its integrity the one the listing showed, its content digest the one approved (`boundTo`, when deciding),
+   * then copied into the cache like a folder. The staging folder never outlives the call.
+   */
+  const fromRegistry = (listing: Listing, boundTo: string | undefined) => {
+    const staging = path.join(options.stagingDir, randomBytes(8).toString("hex"))
+    return Effect.gen(function*() {
+      yield* Effect.tryPromise({
+        try: () => fs.mkdir(options.stagingDir, { recursive: true, mode: 0o700 }),
+        catch: (cause) => new PackageCacheUnavailable({ detail: (cause as NodeJS.ErrnoException)?.code ?? "staging" })
+      })
+      const unpacked = yield* registry.unpack({ name: listing.packageId, version: listing.version, into: staging })
+      if (unpacked.integrity !== listing.digest) {
+        return yield* new DigestMismatch({ expected: listing.digest, actual: unpacked.integrity })
+      }
+      const scan = yield* folders.scan(staging)
+      if (boundTo !== undefined && scan.digest !== boundTo) return yield* new DigestMismatch({ expected: boundTo, actual: scan.digest })
+      return yield* folders.copyToCache(staging, scan.digest)
+    }).pipe(Effect.ensuring(Effect.promise(() => fs.rm(staging, { recursive: true, force: true }).catch(() => {}))))
+  }
+
   /** Checks 1-4 and 7: the listing, the digest, the cache copy, its manifest and the reach it declares. */
-  const prepare = (request: InstallRequest) =>
+  const prepare = (request: InstallRequest, boundTo?: string) =>
     Effect.gen(function*() {
       const listing = yield* Effect.flatMap(
         directory.find(request.packageId),
@@ -76,16 +105,14 @@ export const make = Effect.gen(function*() {
       if (request.version !== undefined && request.version !== listing.version) {
         return yield* new InstallRequestInvalid({ field: "version", problem: `the directory lists version ${listing.version}` })
       }
-      if (listing.source === "marketplace" || listing.path === null) {
-        return yield* new RegistryInstallUnavailable({ packageId: listing.packageId })
-      }
-      if (request.localDigest === undefined) {
-        return yield* new InstallRequestInvalid({
+      const copy = listing.source === "marketplace" || listing.path === null
+        ? yield* fromRegistry(listing, boundTo)
+        : request.localDigest === undefined
+        ? yield* new InstallRequestInvalid({
           field: "localDigest",
           problem: "a package listed from a local folder is installed with the contentDigest of its listing"
         })
-      }
-      const copy = yield* folders.copyToCache(listing.path, request.localDigest)
+        : yield* folders.copyToCache(listing.path, request.localDigest)
       const pkg = yield* readCopy(copy.path)
       const undeclared = undeclaredReach(listing.permissions, pkg.clark.permissions)
       if (undeclared.length > 0) return yield* new DeclaredReachMismatch({ undeclared })
@@ -255,7 +282,7 @@ export const make = Effect.gen(function*() {
         packageId: approval.packageId,
         version: approval.version,
         localDigest: approval.contentDigest
-      }).pipe(
+      }, approval.contentDigest).pipe(
         Effect.flatMap((prepared) => record(prepared, approvalId)),
         Effect.tapError((error) =>
           records.transition(
@@ -276,4 +303,4 @@ export const make = Effect.gen(function*() {
   return Installer.of({ install, decide, approval })
 })
 
-export const layer = Layer.scoped(Installer, make)
+export const layer = (options: Options) => Layer.scoped(Installer, make(options))

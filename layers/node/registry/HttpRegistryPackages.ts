@@ -178,3 +178,8 @@ export const layer = (options: Omit<Options, "registryUrl">) =>
   Layer.effect(RegistryPackages, Effect.flatMap(RegistryUrlConfig, (registryUrl) => make({ ...options, registryUrl })))
 
 export const layerNode = (options: Omit<Options, "registryUrl">) => layer(options).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/** With the registry given rather than read from the environment (`null`: none). */
+export const layerNodeWith = (registryUrl: string | null, options: Omit<Options, "registryUrl">) =>
+  Layer.effect(RegistryPackages, make({ ...options, registryUrl: Option.fromNullable(registryUrl === null ? null : new URL(registryUrl)) }))
+    .pipe(Layer.provide(NodeHttpClient.layerUndici))

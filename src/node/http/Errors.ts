@@ -174,8 +174,24 @@ const mapping: Mapping = {
       undeclared: e.undeclared
     }),
   InstallPolicyRefused: (e) => refuse("POLICY_REFUSED", `The install policy (execution.installs: ${e.mode}) refuses installs`),
-  RegistryInstallUnavailable: (e) =>
-    refuse("NOT_IMPLEMENTED", `Installing ${quote(e.packageId)} from the registry is not available on this node yet`),
+  // Registry packages (docs/decisions.md, "Registry packages")
+  RegistryNotConfigured: (e) =>
+    refuse("SERVICE_UNREACHABLE", `No npm registry is set (${e.setting}): registry packages cannot be installed`),
+  RegistryUnavailable: (e) =>
+    refuse("SERVICE_UNREACHABLE", `The registry did not answer for ${quote(e.name)} (${e.stage}): ${e.problem}`),
+  PackageNotInRegistry: (e) =>
+    refuse("RESOURCE_NOT_FOUND", `The registry has no ${quote(e.version === undefined ? e.name : `${e.name}@${e.version}`)}`),
+  IntegrityMismatch: (e) =>
+    refuse("DIGEST_MISMATCH", "The registry's tarball does not match its integrity", { expected: e.expected, actual: e.actual }),
+  TarballRefused: (e) =>
+    refuse("LOCAL_SOURCE_UNREADABLE", `The package's tarball was refused (${e.reason})`, {
+      reason: e.reason,
+      ...(e.path === undefined ? {} : { path: e.path }),
+      ...(e.limit === undefined ? {} : { limit: e.limit })
+    }),
+  SignatureInvalid: (e) => refuse("POLICY_REFUSED", `The registry signature does not verify: ${e.problem}`, { reason: "signature" }),
+  ProvenanceInvalid: (e) =>
+    refuse("POLICY_REFUSED", `The provenance attestation does not verify: ${e.problem}`, { reason: "provenance" }),
   ApprovalNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No approval ${quote(e.approvalId)}`),
   ApprovalForged: () => refuse("APPROVAL_FORGED", "The digest is not the one this approval asked about"),
   ApprovalAlreadyDecided: (e) =>
