@@ -88,6 +88,8 @@ export const layer = (options: {
   readonly mapTiles?: NodeOptions["mapTiles"]
   /** The marketplace of the package directory; none unless given. */
   readonly marketplaceUrl?: string
+  /** The npm registry of marketplace packages; none unless given. */
+  readonly registryUrl?: string
 }) =>
   Layer.scoped(
     TestNode,
@@ -108,7 +110,8 @@ export const layer = (options: {
           model: script,
           turns: { ...defaultTurns, ...options.turns },
           mapTiles: options.mapTiles,
-          marketplaceUrl: options.marketplaceUrl ?? null
+          marketplaceUrl: options.marketplaceUrl ?? null,
+          registryUrl: options.registryUrl ?? null
         })
       ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
       const context = yield* Layer.build(server)

@@ -18,7 +18,8 @@ export const make = (url: string | undefined) =>
       const none: CatalogPage = { status: "not-configured", url: null, packages: [] }
       return MarketplaceCatalog.of({ search: () => Effect.succeed(none), detail: () => Effect.succeed(Option.none()) })
     }
-    const baseUrl = `${url.replace(/\/+$/, "")}/api/v1`
+    // The contract carries its `/api/v1` prefix: the client is given the origin.
+    const baseUrl = url.replace(/\/+$/, "")
     const client = yield* HttpApiClient.make(MarketplaceApi, { baseUrl }).pipe(Effect.provide(FetchHttpClient.layer))
 
     const detail = (name: string) =>
