@@ -4,13 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import type { LatestVersion, PackageDetail, VersionItem } from "../../../schema/marketplace/Package.js"
 import { type Keyset, type PackageQuery, PackageStore } from "../../../services/marketplace/PackageStore.js"
 import { bool, int, json, type Row, statusIn, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
-import { prefixRange, tierOfScore, weightOf } from "./SearchTerms.js"
-
-/**
- * Past this many words starting with a one-word query's prefix, its matches are grouped and sorted rather than
- * walked word by word (each walk is a statement arm; SQLite allows 500 arms in a compound select).
- */
-const maxArms = 48
+import { makeRelevance } from "./SqlRelevance.js"
 
 export const make = Effect.gen(function*() {
   // Rows keep the column names the database returns (snake_case): the client's
@@ -21,100 +15,11 @@ export const make = Effect.gen(function*() {
 
   const nameOf = (id: number) => sql`(SELECT name FROM packages WHERE id = ${id})`
 
-  /** Text condition of a term list: every word matched as a prefix, through the full-text index. */
-  const textMatch = (terms: ReadonlyArray<string>) =>
-    dialect === "pg"
-      ? { join: sql``, where: sql`p.search_vector @@ to_tsquery('simple', ${terms.map((term) => `${term}:*`).join(" & ")})` }
-      : {
-        join: sql`JOIN packages_fts ON packages_fts.rowid = p.id`,
-        where: sql`packages_fts MATCH ${terms.map((term) => `"${term}"*`).join(" AND ")}`
-      }
+  const search = makeRelevance(sql, nameOf)
 
   /** The latest version's facets and platforms are kept per package. */
   const onLatest = (table: "package_facets" | "package_platforms", column: string, value: string) =>
     sql`EXISTS (SELECT 1 FROM ${sql(table)} x WHERE x.package_id = p.id AND ${sql(column)} = ${value})`
-
-  /** The package's best tier for words starting with `term` (null when none). */
-  const bestTier = (term: string, packageId: Statement.Fragment) => {
-    const { from, to } = prefixRange(term)
-    return sql`(SELECT MIN(h.tier) FROM package_terms h
-      WHERE h.package_id = ${packageId} AND h.term >= ${from} AND h.term < ${to})`
-  }
-
-  /**
-   * Words of the search table starting with `term`, at most `maxArms + 1` of them: one index seek each
-   * (a loose index scan), never a walk over the packages that hold them.
-   */
-  const wordsStarting = (term: string) => {
-    const { from, to } = prefixRange(term)
-    return sql<Row>`WITH RECURSIVE w (term, n) AS (
-        SELECT MIN(term), 1 FROM package_terms WHERE term >= ${from} AND term < ${to}
-        UNION ALL
-        SELECT (SELECT MIN(k.term) FROM package_terms k WHERE k.term > w.term AND k.term < ${to}), w.n + 1
-        FROM w WHERE w.term IS NOT NULL AND w.n <= ${maxArms}
-      ) SELECT term FROM w WHERE term IS NOT NULL`.pipe(Effect.map((rows) => rows.map((row) => text(row.term))))
-  }
-
-  /**
-   * One word: the page in (tier, name) order. Each word starting with the term is its own walk of the search
-   * key (term, tier, name) that stops at the page size; a package holding several of those words is taken at
-   * its best tier only (the NOT EXISTS), so the walks never disagree about a package. Past `maxArms` words
-   * (a one- or two-letter prefix) the matches are grouped and sorted instead.
-   */
-  const oneWordPage = (term: string, filters: ReadonlyArray<Statement.Fragment>, after: Keyset | undefined, limit: number) =>
-    Effect.gen(function*() {
-      const words = yield* wordsStarting(term)
-      if (words.length === 0) return []
-      const { from, to } = prefixRange(term)
-      const resume = (alias: string) =>
-        after === undefined
-          ? sql`1 = 1`
-          : sql`(${sql.literal(alias)}.tier, ${sql.literal(alias)}.name) > (${tierOfScore(Number(after.value))}, ${nameOf(after.id)})`
-      const ranked = words.length > maxArms
-        ? sql`SELECT m.package_id, m.tier, m.name
-            FROM (SELECT t.package_id, MIN(t.tier) AS tier, t.name FROM package_terms t
-              WHERE t.term >= ${from} AND t.term < ${to} GROUP BY t.package_id, t.name) m
-            JOIN packages p ON p.id = m.package_id
-            WHERE ${resume("m")} AND ${sql.and(filters)} ORDER BY m.tier, m.name LIMIT ${limit}`
-        : sql`SELECT DISTINCT package_id, tier, name FROM (${
-          sql.join(" UNION ALL ", false)(words.map((word, i) =>
-            sql`SELECT * FROM (SELECT t.package_id, t.tier, t.name FROM package_terms t JOIN packages p ON p.id = t.package_id
-              WHERE t.term = ${word} AND ${resume("t")} AND ${sql.and(filters)}${
-              words.length === 1 ? sql`` : sql` AND NOT EXISTS (SELECT 1 FROM package_terms h
-                WHERE h.package_id = t.package_id AND h.term >= ${from} AND h.term < ${to} AND h.tier < t.tier)`
-            } ORDER BY t.tier, t.name LIMIT ${limit}) ${sql.literal(`a${i}`)}`)
-          )
-        }) u ORDER BY tier, name LIMIT ${limit}`
-      const rows = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}, r.tier
-        FROM (${ranked}) r JOIN packages p ON p.id = r.package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-        ORDER BY r.tier, r.name`
-      return rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
-    })
-
-  /**
-   * Several words: the packages holding all of them (full-text index), scored by the sum of each word's best
-   * tier weight, then sorted. The score depends on the package and the query alone.
-   */
-  const wordsPage = (
-    terms: ReadonlyArray<string>,
-    filters: ReadonlyArray<Statement.Fragment>,
-    after: Keyset | undefined,
-    limit: number
-  ) => {
-    const match = textMatch(terms)
-    const score = sql.join(" + ", false)(terms.map((term) =>
-      sql`CASE ${bestTier(term, sql`p.id`)} WHEN 1 THEN 8 WHEN 2 THEN 4 WHEN 3 THEN 2 WHEN 4 THEN 1 ELSE 0 END`
-    ))
-    const ranked = sql`SELECT p.id, p.name, ${score} AS score
-      FROM packages p ${match.join} WHERE ${sql.and([...filters, match.where])}`
-    const resume = after === undefined
-      ? sql`1 = 1`
-      : sql`(s.score < ${after.value} OR (s.score = ${after.value} AND s.name > ${nameOf(after.id)}))`
-    return sql<Row>`SELECT ${sql.literal(summaryColumns)}, t.score
-      FROM (SELECT * FROM (${ranked}) s WHERE ${resume} ORDER BY s.score DESC, s.name ASC LIMIT ${limit}) t
-      JOIN packages p ON p.id = t.id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-      ORDER BY t.score DESC, t.name ASC`
-  }
 
   const find = (query: PackageQuery) =>
     Effect.gen(function*() {
@@ -136,10 +41,10 @@ export const make = Effect.gen(function*() {
       const rows: ReadonlyArray<Row> = yield* (() => {
         if (relevance) {
           return query.terms.length === 1
-            ? oneWordPage(query.terms[0]!, filters, after, limit)
-            : wordsPage(query.terms, filters, after, limit)
+            ? search.oneWord(query.terms[0]!, filters, after, limit)
+            : search.severalWords(query.terms, filters, after, limit)
         }
-        const match = hasTerms ? textMatch(query.terms) : undefined
+        const match = hasTerms ? search.textMatch(query.terms) : undefined
         const conditions = match === undefined ? [...filters] : [...filters, match.where]
         if (ordering === "name") {
           if (after !== undefined) conditions.push(sql`p.name > ${nameOf(after.id)}`)
