@@ -93,20 +93,23 @@ export const makeRelevance = (sql: SqlClient.SqlClient, nameOf: (id: number) => 
 
   /**
    * One word, PostgreSQL: the words, their count and their walks in one statement (LATERAL), so it is planned
-   * once whatever the number of words; a second statement only when there are too many words to walk.
+   * once whatever the number of words (PostgreSQL plans every statement here afresh, and a second round trip
+   * measured dearer than the bigger plan). Only an empty page asks again whether there were too many words.
    */
   const oneWordPg = (term: string, filters: Filters, after: Keyset | undefined, limit: number) =>
     Effect.gen(function*() {
+      const count = sql`(SELECT COUNT(*) FROM w WHERE term IS NOT NULL)`
       const walks = sql`SELECT DISTINCT a.package_id, a.tier, a.name FROM (SELECT term FROM w WHERE term IS NOT NULL) ws
-        CROSS JOIN LATERAL (${walk(sql`ws.term`, term, sql`c.n > 1`, filters, after, limit)}) a
+        CROSS JOIN LATERAL (${walk(sql`ws.term`, term, sql`${count} > 1`, filters, after, limit)}) a
         ORDER BY a.tier, a.name LIMIT ${limit}`
-      const rows = yield* sql<Row>`${wordsCte(term)}, c AS (SELECT COUNT(*) AS n FROM w WHERE term IS NOT NULL)
-        SELECT c.n AS word_count, x.* FROM c LEFT JOIN LATERAL (SELECT ${sql.literal(summaryColumns)}, r.tier
-          FROM (${walks}) r JOIN packages p ON p.id = r.package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-          WHERE c.n <= ${maxWalks}) x ON true
-        ORDER BY x.tier, x.name`
-      if (int(rows[0]?.word_count ?? 0) > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
-      return rows.filter((row) => row.id !== null).map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
+      const rows = yield* sql<Row>`${wordsCte(term)} SELECT ${count} AS word_count, ${sql.literal(summaryColumns)}, r.tier
+        FROM (${walks}) r JOIN packages p ON p.id = r.package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
+        ORDER BY r.tier, r.name`
+      const words = rows.length > 0
+        ? int(rows[0]!.word_count)
+        : int((yield* sql<Row>`${wordsCte(term)} SELECT ${count} AS n`)[0]?.n ?? 0)
+      if (words > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
+      return rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
     })
 
   /** One word, SQLite: the words first, then one arm per word (no LATERAL); both run in-process. */
