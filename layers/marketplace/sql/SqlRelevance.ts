@@ -1,8 +1,9 @@
 /**
  * Relevance pages on SQLite and PostgreSQL. A package's score for a query is the sum, over the query's words,
  * of the weight of the best field holding a word that starts with it (name 8, displayName 4, keywords 2,
- * description 1; SearchTerms.ts): it depends on the package and the query only, so a cursor holding the last
- * score resumes in the same place however the catalogue grows. Ties go by name.
+ * description 1; SearchTerms.ts), except for several words on PostgreSQL, which keep `ts_rank`. Either depends
+ * on the package and the query only, so a cursor holding the last score resumes in the same place however the
+ * catalogue grows (bm25's corpus statistics did not). Ties go by name.
  *
  * Measured on 100,000 synthetic packages (docs/benchmarks.md), ranking every match before LIMIT (`ts_rank`,
  * `bm25`) was nearly all of a common word's cost; one word now walks the search table's (term, tier, name) key

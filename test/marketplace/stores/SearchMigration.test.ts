@@ -73,7 +73,8 @@ describe.each(dialects)("migration 0006 on %s", (dialect) => {
       const [count] = yield* sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM package_terms`
       return { applied: applied.map(([id, name]) => `${id}_${name}`), names: slice.items.map((item) => item.name), rows: Number(count?.n) }
     }).pipe(Effect.orDie))
-    expect(found.applied).toEqual(["6_search_terms"])
+    // Later migrations (other work) may run here too.
+    expect(found.applied).toContain("6_search_terms")
     expect(found.names).toEqual(["zephyr-core", "breeze", "gale", "calm"])
     // zephyr, core, blocks; zephyr, breeze, soft; gale, zephyr, gusts; calm, the, zephyr, of, spring; zephyr, secret; other, nothing
     expect(found.rows).toEqual(3 + 3 + 3 + 5 + 2 + 2)
