@@ -41,7 +41,7 @@ export const make = Effect.gen(function*() {
       const rows: ReadonlyArray<Row> = yield* (() => {
         if (relevance) {
           return query.terms.length === 1
-            ? search.oneWord(query.terms[0]!, filters, after, limit)
+            ? search.oneWord(query.terms[0]!, filters.length === 1 ? query.statuses : undefined, filters, after, limit)
             : search.severalWords(query.terms, filters, after, limit)
         }
         const match = hasTerms ? search.textMatch(query.terms) : undefined

@@ -113,6 +113,32 @@ export const makeRelevance = (sql: SqlClient.SqlClient, nameOf: (id: number) => 
       return rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
     })
 
+  /**
+   * One word, PostgreSQL, filtered by curation status only (every public search): the same walk in
+   * `clark_one_word` (migration 0006), whose plan PostgreSQL keeps instead of planning it per request.
+   */
+  const oneWordPgStatuses = (
+    term: string,
+    statuses: ReadonlyArray<string>,
+    filters: Filters,
+    after: Keyset | undefined,
+    limit: number
+  ) =>
+    Effect.gen(function*() {
+      const { from, to } = prefixRange(term)
+      const afterTier = after === undefined ? 0 : tierOfScore(Number(after.value))
+      const afterName = after === undefined ? sql`''` : nameOf(after.id)
+      const rows = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}, r.r_tier AS tier, r.r_words AS word_count
+        FROM clark_one_word(${from}, ${to}, ${statuses.join(",")}, ${afterTier}, ${afterName}, ${limit}, ${maxWalks}) r
+        JOIN packages p ON p.id = r.r_package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
+        ORDER BY r.r_tier, r.r_name`
+      const words = rows.length > 0
+        ? int(rows[0]!.word_count)
+        : int((yield* sql<Row>`${wordsCte(term)} SELECT COUNT(*) AS n FROM w WHERE term IS NOT NULL`)[0]?.n ?? 0)
+      if (words > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
+      return rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
+    })
+
   /** One word, SQLite: the words first, then one arm per word (no LATERAL); both run in-process. */
   const oneWordSqlite = (term: string, filters: Filters, after: Keyset | undefined, limit: number) =>
     Effect.gen(function*() {
@@ -158,9 +184,22 @@ export const makeRelevance = (sql: SqlClient.SqlClient, nameOf: (id: number) => 
       ORDER BY t.score DESC, t.name ASC`
   }
 
+  const oneWord = (
+    term: string,
+    statuses: ReadonlyArray<string> | undefined,
+    filters: Filters,
+    after: Keyset | undefined,
+    limit: number
+  ) =>
+    dialect === "sqlite"
+      ? oneWordSqlite(term, filters, after, limit)
+      : statuses === undefined
+      ? oneWordPg(term, filters, after, limit)
+      : oneWordPgStatuses(term, statuses, filters, after, limit)
+
   return {
     textMatch,
-    oneWord: dialect === "pg" ? oneWordPg : oneWordSqlite,
+    oneWord,
     severalWords
   }
 }

@@ -37,6 +37,38 @@ export default Effect.gen(function*() {
   // A package's own rows: replacing them on import, and its best tier for a prefix.
   yield* sql`CREATE INDEX package_terms_package ON package_terms (package_id, term, tier)`
 
+  // PostgreSQL plans every statement afresh here (the client prepares none), and a one-word page's statement
+  // took longer to plan than a rare word's page to run: in a function its plan is kept per connection.
+  // It walks each word starting with the term in (tier, name) order (SqlRelevance.ts explains the walk).
+  yield* sql.onDialectOrElse({
+    pg: () =>
+      sql`CREATE FUNCTION clark_one_word(p_from TEXT, p_to TEXT, p_statuses TEXT, p_after_tier INTEGER,
+          p_after_name TEXT, p_limit INTEGER, p_max_words INTEGER)
+        RETURNS TABLE (r_package_id BIGINT, r_tier INTEGER, r_name TEXT, r_words BIGINT)
+        LANGUAGE plpgsql STABLE AS $$
+        BEGIN
+          RETURN QUERY
+          WITH RECURSIVE w (term, n) AS (
+            SELECT MIN(k.term), 1 FROM package_terms k WHERE k.term >= p_from AND k.term < p_to
+            UNION ALL
+            SELECT (SELECT MIN(k.term) FROM package_terms k WHERE k.term > w.term AND k.term < p_to), w.n + 1
+            FROM w WHERE w.term IS NOT NULL AND w.n <= p_max_words
+          ), words AS (SELECT w.term FROM w WHERE w.term IS NOT NULL),
+          c AS (SELECT COUNT(*) AS n FROM words)
+          SELECT DISTINCT a.package_id, a.tier::INTEGER, a.name::TEXT, c.n
+          FROM c, words ws CROSS JOIN LATERAL (
+            SELECT t.package_id, t.tier, t.name FROM package_terms t JOIN packages p ON p.id = t.package_id
+            WHERE t.term = ws.term AND (t.tier, t.name) > (p_after_tier, p_after_name)
+              AND p.curation_status = ANY (string_to_array(p_statuses, ','))
+              AND (c.n = 1 OR NOT EXISTS (SELECT 1 FROM package_terms h WHERE h.package_id = t.package_id
+                AND h.term >= p_from AND h.term < p_to AND h.tier < t.tier))
+            ORDER BY t.tier, t.name LIMIT p_limit
+          ) a
+          ORDER BY 2, 3 LIMIT p_limit;
+        END $$`,
+    orElse: () => Effect.void
+  })
+
   // Packages already stored get their rows, in chunks.
   let after = 0
   for (;;) {
