@@ -45,7 +45,11 @@ export default Effect.gen(function*() {
       sql`CREATE FUNCTION clark_one_word(p_from TEXT, p_to TEXT, p_statuses TEXT, p_after_tier INTEGER,
           p_after_name TEXT, p_limit INTEGER, p_max_words INTEGER)
         RETURNS TABLE (r_package_id BIGINT, r_tier INTEGER, r_name TEXT, r_words BIGINT)
-        LANGUAGE plpgsql STABLE AS $$
+        LANGUAGE plpgsql STABLE
+        -- A page's size, not the default 1,000: with 1,000 expected rows the caller's join to packages was
+        -- planned as a hash join over the whole table (7 ms at 10,000 packages instead of 0.6).
+        ROWS 20
+        AS $$
         BEGIN
           RETURN QUERY
           WITH RECURSIVE w (term, n) AS (
