@@ -18,11 +18,18 @@
  *    fixed 200 req/s for the p99 target.
  * 4. Prints the tables and rewrites its section of docs/benchmarks.md.
  *
- * Environment: BENCH_PACKAGES (default 100000), BENCH_SECONDS per run (default 10),
- * BENCH_DATABASE_URL, the administrative PostgreSQL connection
- * (default postgres://postgres@127.0.0.1:5432/postgres).
+ * Search without the cache (issue 12): on each database two more servers answer the search scenarios,
+ * scripts/bench/marketplace/SearchServer.ts with today's search SQL (`before`, LegacyPackageStore.ts) and with
+ * the product's (`after`), both with the cache off, taking turns with the others; and a scaling table times
+ * search and list in-process at several catalogue sizes (scripts/bench/marketplace/Scaling.ts).
+ *
+ * Environment: BENCH_PACKAGES (default 100000), BENCH_SECONDS per run (default 3; 10 with BENCH_FULL=1),
+ * BENCH_SCALE, the catalogue sizes of the scaling table (default 10000 and BENCH_PACKAGES; with BENCH_FULL=1
+ * also 1000000), BENCH_DATABASE_URL, the administrative PostgreSQL connection
+ * (default postgres://postgres@127.0.0.1:5432/postgres). The default run stays under 5 minutes on an idle
+ * machine; BENCH_FULL=1 is the run whose figures are judged.
  */
-import { Statement } from "@effect/sql"
+import { type SqlClient, Statement } from "@effect/sql"
 import autocannon from "autocannon"
 import { Effect, Either, Layer, Schema } from "effect"
 import * as fs from "node:fs"
@@ -41,6 +48,9 @@ import { PackageStore } from "../../services/marketplace/PackageStore.js"
 import { seedSynthetic } from "../../src/marketplace/admin/Admin.js"
 import { syntheticPackages, syntheticTaxonomy } from "../../src/marketplace/seed/Synthetic.js"
 import { detailSql, findSql, listRequest, poolSize, type SqlQuery } from "./baseline-server.js"
+import * as LegacyPackageStore from "./marketplace/LegacyPackageStore.js"
+import { measureScale, type ScaleRow, scalingTable } from "./marketplace/Scaling.js"
+import { searchSection, type SearchRuns } from "./marketplace/SearchReport.js"
 import { assertRunning, type Child, childFailure, isRunning, killAll, startChild, stopAll, stopChild } from "./Children.js"
 import {
   build,
@@ -60,9 +70,13 @@ import {
 
 
 
+const full = process.env.BENCH_FULL === "1"
+
 const settings = {
+  full,
   packages: positiveInt("BENCH_PACKAGES", 100_000),
-  seconds: positiveInt("BENCH_SECONDS", 10),
+  seconds: positiveInt("BENCH_SECONDS", full ? 10 : 3),
+  scales: (process.env.BENCH_SCALE ?? "").split(",").filter((x) => x.trim() !== "").map(Number),
   adminUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
   connections: 50,
   fixedRate: 200,
@@ -117,7 +131,8 @@ const waitHealthy = async (child: Child, baseUrl: string) => {
   while (Date.now() < deadline) {
     assertRunning(child)
     try {
-      const response = await fetch(`${baseUrl}/api/v1/health`)
+      // Bounded: a request that reaches a server between listening and installing its handler gets no answer.
+      const response = await fetch(`${baseUrl}/api/v1/health`, { signal: AbortSignal.timeout(2000) })
       await response.arrayBuffer()
       if (response.status === 200) return
     } catch {
@@ -155,7 +170,9 @@ type ReadCache = "on" | "off"
 const startMarketplace = async (label: string, database: string, readCache: ReadCache) =>
   startServer(label, ["bin/clark.js", "marketplace", "serve", "--database", database, "--port", String(await freePort())], {
     LOG_LEVEL: warningLogLevel,
-    MARKETPLACE_READ_CACHE: readCache
+    MARKETPLACE_READ_CACHE: readCache,
+    // One load generator is one client address: limited, nearly every request would be a 429.
+    MARKETPLACE_RATE_LIMITS: "off"
   })
 
 const startBaseline = async (database: string) =>
@@ -304,8 +321,16 @@ const seed = async (label: string, url: string, count: number) => {
 
 const collapse = (text: string) => text.replace(/\s+/g, " ").trim()
 
-/** Runs the product's PackageStore for every request and compares its statements with the baseline's. */
-const checkSqlParity = async (url: string, scenarios: ReadonlyArray<Scenario>) => {
+/**
+ * Runs a PackageStore (the product's, or for searches today's, LegacyPackageStore.ts) for every request and
+ * compares its statements with the baseline's: the baseline searches with today's SQL.
+ */
+const checkSqlParity = async (
+  url: string,
+  scenarios: ReadonlyArray<Scenario>,
+  store: Layer.Layer<PackageStore, never, SqlClient.SqlClient> = SqlPackageStore.layer,
+  label = "the product's"
+) => {
   const decodeParams = Schema.decodeUnknownSync(ListParams)
   const captureStatements = <A>(effect: Effect.Effect<A>) =>
     Effect.gen(function*() {
@@ -343,7 +368,7 @@ const checkSqlParity = async (url: string, scenarios: ReadonlyArray<Scenario>) =
     }
     return pairs
   })
-  const layer = SqlPackageStore.layer.pipe(Layer.provideMerge(Database.layer(Database.parseDatabaseUrl(url)!)))
+  const layer = store.pipe(Layer.provideMerge(Database.layer(Database.parseDatabaseUrl(url)!)))
   const pairs = await Effect.runPromise(program.pipe(Effect.provide(layer)))
 
   let whitespaceOnly = 0
@@ -360,7 +385,7 @@ const checkSqlParity = async (url: string, scenarios: ReadonlyArray<Scenario>) =
     )
   }
   log(
-    `  ${pairs.length} statements: the baseline's SQL equals the product's` +
+    `  ${pairs.length} statements: the baseline's SQL equals ${label}` +
       (whitespaceOnly > 0 ? ` (${whitespaceOnly} differ in whitespace only)` : "")
   )
 }
@@ -643,13 +668,18 @@ interface Run {
 const measureServers = async <K extends string>(
   servers: Record<K, Server>,
   scenarios: ReadonlyArray<Scenario>,
-  searchPaths: ReadonlyArray<string>
+  searchPaths: ReadonlyArray<string>,
+  /** Servers that answer the search scenarios only (the before/after search servers). */
+  searchOnly: ReadonlyArray<NoInfer<K>> = []
 ): Promise<Record<K, Run>> => {
   const entries = Object.entries(servers) as Array<[K, Server]>
-  for (const [, server] of entries) await warmUp(server, scenarios)
+  const answers = (key: K, scenario: Scenario) => scenario.route === "search" || !searchOnly.includes(key)
+  for (const [key, server] of entries) await warmUp(server, scenarios.filter((s) => answers(key, s)))
   const measured = new Map(entries.map(([key]) => [key, new Map<string, Measurement>()]))
   for (const scenario of scenarios) {
-    for (const [key, server] of entries) measured.get(key)!.set(scenario.id, await runScenario(server, scenario))
+    for (const [key, server] of entries) {
+      if (answers(key, scenario)) measured.get(key)!.set(scenario.id, await runScenario(server, scenario))
+    }
   }
   const runs = {} as Record<K, Run>
   for (const [key, server] of entries) {
@@ -677,6 +707,8 @@ interface Results {
   readonly answerBytes: number
   readonly postgres: { readonly on: Run; readonly off: Run; readonly baseline: Run }
   readonly sqlite: { readonly on: Run; readonly off: Run }
+  readonly search: { readonly postgres: SearchRuns; readonly sqlite: SearchRuns }
+  readonly scaling: ReadonlyArray<ScaleRow>
 }
 
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
@@ -730,9 +762,15 @@ const runsTable = (
     })
   )
 
-/** Each scenario's throughput as a share of the baseline's. */
+/**
+ * Scenarios where the product and the baseline send the same SQL. Searches are not among them any more: the
+ * baseline keeps today's search SQL (it is the "before" of the search figures), the product has the search table.
+ */
+const likeForLike = (r: Results) => r.scenarios.filter((s) => s.route !== "search")
+
+/** Each like-for-like scenario's throughput as a share of the baseline's. */
 const sharesOf = (r: Results, run: Run) =>
-  r.scenarios.map((s) => run.scenarios.get(s.id)!.requestsPerSecond / r.postgres.baseline.scenarios.get(s.id)!.requestsPerSecond)
+  likeForLike(r).map((s) => run.scenarios.get(s.id)!.requestsPerSecond / r.postgres.baseline.scenarios.get(s.id)!.requestsPerSecond)
 
 const shareSummary = (shares: ReadonlyArray<number>) => {
   const lowest = Math.min(...shares)
@@ -755,7 +793,7 @@ const baselineTable = (r: Results) => {
       "Cache on req/s",
       "As shipped: cache on / baseline"
     ],
-    r.scenarios.map((s, i) => [
+    likeForLike(r).map((s, i) => [
       s.title,
       int(r.postgres.baseline.scenarios.get(s.id)!.requestsPerSecond),
       int(r.postgres.off.scenarios.get(s.id)!.requestsPerSecond),
@@ -842,9 +880,9 @@ ${runsTable(r, [{ name: "Cache on", run: r.sqlite.on }, { name: "Cache off", run
 
 ### Framework against the plain baseline (PostgreSQL)
 
-Target: framework throughput ≥ ${settings.baselineRatioTarget * 100} % of the baseline's in every scenario. The baseline has no cache, so the target is judged twice:
+Target: framework throughput ≥ ${settings.baselineRatioTarget * 100} % of the baseline's in every scenario where both send the same SQL: lists and detail. Searches are left out here: the baseline keeps today's search SQL, the "before" of the search section below, while the product searches the search table. The baseline has no cache, so the target is judged twice:
 
-- **Framework alone** (product with \`MARKETPLACE_READ_CACHE=off\`; it and the baseline run the same SQL for every request): ${verdict(framework.met)} (${framework.text}). This is the framework's own cost.
+- **Framework alone** (product with \`MARKETPLACE_READ_CACHE=off\`; it and the baseline run the same SQL for these requests): ${verdict(framework.met)} (${framework.text}). This is the framework's own cost.
 - **Product as shipped** (read cache on, against the same uncached baseline): ${verdict(shipped.met)} (${shipped.text}). Whatever this adds over the framework-alone figure is the cache answering repeated reads from memory, not framework speed; it is not a like-for-like comparison.
 
 ${baselineTable(r)}
@@ -859,6 +897,14 @@ Target on PostgreSQL: p99 ≤ ${settings.searchP99TargetMs} ms at ${int(settings
 - **Framework alone** (cache off, every search runs its SQL): ${verdict(r.postgres.off.fixedRate.p99 <= settings.searchP99TargetMs)} (${atRate(r.postgres.off.fixedRate)}); the baseline, for reference: ${atRate(r.postgres.baseline.fixedRate)}.
 
 ${fixedRateTable(r)}
+
+${searchSection({ settings, search: r.search })}
+
+### Scaling: search and list latency by catalogue size
+
+Each store called in-process (no HTTP, no framework), one request at a time on an otherwise idle database, every request of the scenario ${scaleRounds} times after one warm round; p50 / p99 of those calls. The searches also show today's search SQL (LegacyPackageStore.ts) on the same database. The words are drawn from each size's own catalogue the way the workload above draws them. Sizes: ${r.scaling.map((row) => int(row.size)).filter((x, i, all) => all.indexOf(x) === i).join(", ")}${settings.full ? "" : " (1,000,000 with `BENCH_FULL=1` or `BENCH_SCALE`)"}.
+
+${scalingTable(r.scaling, r.scenarios)}
 `
 }
 
@@ -886,9 +932,83 @@ const checkOtherWork = async (when: string) => {
   return cores
 }
 
+const scaleRounds = settings.full ? 20 : 10
+
+/** Sizes of the scaling table: BENCH_SCALE, else 10,000 and the main size (and 1,000,000 with BENCH_FULL=1). */
+const scaleSizes = () =>
+  [...new Set(settings.scales.length > 0 ? settings.scales : [10_000, settings.packages, ...(settings.full ? [1_000_000] : [])])]
+    .sort((a, b) => a - b)
+
+const startSearchServer = async (store: "before" | "after", database: string, label: string) =>
+  startServer(label, [
+    "--import",
+    "tsx",
+    "scripts/bench/marketplace/SearchServer.ts",
+    "--store",
+    store,
+    "--database",
+    database,
+    "--port",
+    String(await freePort())
+  ], { LOG_LEVEL: warningLogLevel, MARKETPLACE_READ_CACHE: "off", MARKETPLACE_RATE_LIMITS: "off" })
+
+const searchRuns = (
+  database: "PostgreSQL" | "SQLite",
+  scenarios: ReadonlyArray<Scenario>,
+  runs: { readonly before: Run; readonly after: Run; readonly off: Run }
+): SearchRuns => ({
+  database,
+  scenarios: scenarios.filter((s) => s.route === "search"),
+  before: runs.before.scenarios,
+  after: runs.after.scenarios,
+  product: runs.off.scenarios
+})
+
+/**
+ * Seeds both databases, one after the other: at once in this process, SQLite's synchronous writes starved
+ * PostgreSQL's seeding and the two took longer than in turn.
+ */
+const seedBoth = async (postgresUrl: string, sqliteUrl: string, count: number) => {
+  const postgres = await seed("PostgreSQL", postgresUrl, count)
+  const sqlite = await seed("SQLite", sqliteUrl, count)
+  return { postgres, sqlite }
+}
+
+/** The scaling rows of one size: the main databases at the main size, fresh ones otherwise. */
+const measureScaleSize = async (size: number, main: { readonly postgres: string; readonly sqlite: string }, tmp: string) => {
+  const scenarios = size === settings.packages ? undefined : buildScenarios(surveyCatalogue(size))
+  if (scenarios === undefined) {
+    return [
+      await measureScale(size, "PostgreSQL", main.postgres, buildScenarios(surveyCatalogue(size)), scaleRounds),
+      await measureScale(size, "SQLite", main.sqlite, buildScenarios(surveyCatalogue(size)), scaleRounds)
+    ]
+  }
+  const name = `${settings.databaseName}_scale`
+  const postgresUrl = databaseUrl(settings.adminUrl, name)
+  const sqliteUrl = `sqlite:${path.join(tmp, `scale-${size}.db`)}`
+  await withPg(settings.adminUrl, async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.query(`CREATE DATABASE ${name}`)
+  })
+  try {
+    log(`  seeding ${int(size)} packages`)
+    await seedBoth(postgresUrl, sqliteUrl, size)
+    await withPg(postgresUrl, (client) => client.query("VACUUM (ANALYZE)"))
+    return [
+      await measureScale(size, "PostgreSQL", postgresUrl, scenarios, scaleRounds),
+      await measureScale(size, "SQLite", sqliteUrl, scenarios, scaleRounds)
+    ]
+  } finally {
+    await withPg(settings.adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+    fs.rmSync(sqliteUrl.slice("sqlite:".length), { force: true })
+  }
+}
+
 const main = async () => {
+  const started = Date.now()
   log(
-    `Marketplace benchmark: ${int(settings.packages)} packages, ${settings.seconds} s per run, ${settings.connections} connections`
+    `Marketplace benchmark: ${int(settings.packages)} packages, ${settings.seconds} s per run, ${settings.connections} connections` +
+      (settings.full ? " (BENCH_FULL=1)" : "")
   )
   build("server")
 
@@ -903,49 +1023,76 @@ const main = async () => {
     const survey = surveyCatalogue(settings.packages)
     const scenarios = buildScenarios(survey)
     for (const s of scenarios) log(`  ${s.title}: ${s.paths.length} requests, e.g. ${s.paths[0]}`)
+    const searches = scenarios.filter((s) => s.route === "search")
+    const others = scenarios.filter((s) => s.route !== "search")
 
     log("Seeding")
     await dropDatabase()
     await withPg(settings.adminUrl, (admin) => admin.query(`CREATE DATABASE ${settings.databaseName}`))
-    const seedPostgres = await seed("PostgreSQL", postgresUrl, settings.packages)
+    const seeded = await seedBoth(postgresUrl, sqliteUrl, settings.packages)
     const analyzeStarted = Date.now()
     const postgresVersion = await withPg(postgresUrl, async (client) => {
       await client.query("VACUUM (ANALYZE)")
       return String((await client.query("SHOW server_version")).rows[0]?.server_version ?? "?")
     })
     const analyze = Date.now() - analyzeStarted
-    const seedSqlite = await seed("SQLite", sqliteUrl, settings.packages)
-    log(`  seeded PostgreSQL in ${seconds(seedPostgres)} (+ ${seconds(analyze)} VACUUM ANALYZE), SQLite in ${seconds(seedSqlite)}`)
+    log(`  seeded PostgreSQL in ${seconds(seeded.postgres)} (+ ${seconds(analyze)} VACUUM ANALYZE), SQLite in ${seconds(seeded.sqlite)}`)
 
-    log("Checking the baseline against the product")
-    await checkSqlParity(postgresUrl, scenarios)
+    log("Checking the baseline against the product (lists, detail) and against today's search SQL (searches)")
+    await checkSqlParity(postgresUrl, others)
+    await checkSqlParity(postgresUrl, searches, LegacyPackageStore.layer, "today's search SQL (LegacyPackageStore.ts)")
     const sql = await measureSql(postgresUrl, scenarios)
 
-    const searchPaths = scenarios.filter((s) => s.route === "search").flatMap((s) => s.paths)
+    const searchPaths = searches.flatMap((s) => s.paths)
 
-    log("PostgreSQL: the product with its read cache on and off, and the baseline, taking turns scenario by scenario")
+    log("PostgreSQL: the product with its read cache on and off, the baseline, and search before/after, taking turns")
     const pgOn = await startMarketplace("product, cache on (PostgreSQL)", postgresUrl, "on")
     const pgOff = await startMarketplace("product, cache off (PostgreSQL)", postgresUrl, "off")
     const plain = await startBaseline(postgresUrl)
-    await checkResponses(pgOff, scenarios, plain)
-    const answerBytes = await checkResponses(pgOn, scenarios, plain, " (filling its cache)")
-    await checkResponses(pgOn, scenarios, plain, " (from its cache)")
+    const pgBefore = await startSearchServer("before", postgresUrl, "today's search SQL (PostgreSQL)")
+    const pgAfter = await startSearchServer("after", postgresUrl, "search table (PostgreSQL)")
+    await checkResponses(pgOff, others, plain)
+    await checkResponses(pgBefore, searches, plain)
+    await checkResponses(pgAfter, searches, pgOff)
+    const answerBytes = await checkResponses(pgOn, scenarios, pgOff, " (filling its cache)")
+    await checkResponses(pgOn, scenarios, pgOff, " (from its cache)")
     const loadBefore = logLoad("before the PostgreSQL runs")
     const otherWorkPostgres = await checkOtherWork("before the PostgreSQL runs")
-    const postgres = await measureServers({ on: pgOn, off: pgOff, baseline: plain }, scenarios, searchPaths)
-    for (const server of [pgOn, pgOff, plain]) await stopChild(server.child)
+    const postgres = await measureServers(
+      { on: pgOn, off: pgOff, baseline: plain, before: pgBefore, after: pgAfter },
+      scenarios,
+      searchPaths,
+      ["before", "after"]
+    )
+    for (const server of [pgOn, pgOff, plain, pgBefore, pgAfter]) await stopChild(server.child)
 
-    log("SQLite: the product with its read cache on and off, taking turns scenario by scenario")
+    log("SQLite: the product with its read cache on and off, and search before/after, taking turns")
     const sqliteOn = await startMarketplace("product, cache on (SQLite)", sqliteUrl, "on")
     const sqliteOff = await startMarketplace("product, cache off (SQLite)", sqliteUrl, "off")
+    const sqliteBefore = await startSearchServer("before", sqliteUrl, "today's search SQL (SQLite)")
+    const sqliteAfter = await startSearchServer("after", sqliteUrl, "search table (SQLite)")
     await checkResponses(sqliteOff, scenarios)
+    await checkResponses(sqliteBefore, searches)
+    await checkResponses(sqliteAfter, searches, sqliteOff)
     await checkResponses(sqliteOn, scenarios, sqliteOff, " (filling its cache)")
     await checkResponses(sqliteOn, scenarios, sqliteOff, " (from its cache)")
     const loadSqlite = logLoad("before the SQLite runs")
     const otherWorkSqlite = await checkOtherWork("before the SQLite runs")
-    const sqlite = await measureServers({ on: sqliteOn, off: sqliteOff }, scenarios, searchPaths)
-    for (const server of [sqliteOn, sqliteOff]) await stopChild(server.child)
+    const sqlite = await measureServers(
+      { on: sqliteOn, off: sqliteOff, before: sqliteBefore, after: sqliteAfter },
+      scenarios,
+      searchPaths,
+      ["before", "after"]
+    )
+    for (const server of [sqliteOn, sqliteOff, sqliteBefore, sqliteAfter]) await stopChild(server.child)
     const loadAfter = logLoad("after the runs")
+
+    log("Scaling: search and list latency in-process by catalogue size")
+    const scaling: Array<ScaleRow> = []
+    for (const size of scaleSizes()) {
+      scaling.push(...await measureScaleSize(size, { postgres: postgresUrl, sqlite: sqliteUrl }, tmp))
+      log(`  ${int(size)} packages measured`)
+    }
 
     const section = renderSection({
       date: new Date(),
@@ -953,15 +1100,20 @@ const main = async () => {
       otherWork: { postgres: otherWorkPostgres, sqlite: otherWorkSqlite },
       postgresVersion,
       publicPackages: survey.names.length,
-      seeding: { postgres: seedPostgres, analyze, sqlite: seedSqlite },
+      seeding: { postgres: seeded.postgres, analyze, sqlite: seeded.sqlite },
       scenarios,
       sql,
       answerBytes,
       postgres,
-      sqlite
+      sqlite,
+      search: {
+        postgres: searchRuns("PostgreSQL", scenarios, postgres),
+        sqlite: searchRuns("SQLite", scenarios, sqlite)
+      },
+      scaling
     })
     log(`\n${section}`)
-    log(`Written to ${writeDocs("marketplace", section)}`)
+    log(`Written to ${writeDocs("marketplace", section)} after ${seconds(Date.now() - started)}`)
   } finally {
     await stopAll()
     await dropDatabase().catch((error: unknown) => console.error(`could not drop ${settings.databaseName}: ${String(error)}`))

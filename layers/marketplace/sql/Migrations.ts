@@ -6,14 +6,18 @@ import curation from "./migrations/0003_curation.js"
 import catalogVersion from "./migrations/0004_catalog_version.js"
 import idempotencyKeyScope from "./migrations/0005_idempotency_key_scope.js"
 import rateLimits from "./migrations/0007_rate_limits.js"
+import searchTerms from "./migrations/0008_search_terms.js"
 
+// 0006 is not used: the search table was written as 0006 beside 0007 and landed after it, so it is 0008 (the
+// migrator runs only ids above the highest one a database has run).
 export const loader = Migrator.fromRecord({
   "0001_catalog": catalog,
   "0002_accounts": accounts,
   "0003_curation": curation,
   "0004_catalog_version": catalogVersion,
   "0005_idempotency_key_scope": idempotencyKeyScope,
-  "0007_rate_limits": rateLimits
+  "0007_rate_limits": rateLimits,
+  "0008_search_terms": searchTerms
 })
 
 export const migrate = Migrator.make({})({ loader, table: "clark_migrations" })

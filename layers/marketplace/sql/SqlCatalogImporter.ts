@@ -18,6 +18,7 @@ import {
 } from "../../../services/marketplace/CatalogImporter.js"
 import { makeId } from "../../../services/common/Ids.js"
 import { flag, int, type Row, text } from "./Rows.js"
+import { writeTerms } from "./SearchTerms.js"
 
 /** Rows per statement: well under both dialects' bound-parameter limits. */
 const batch = 400
@@ -135,6 +136,8 @@ export const make = Effect.gen(function*() {
           RETURNING id, name`
         for (const row of inserted) ids.set(text(row.name), int(row.id))
       }
+      // The search rows change with their package, in this transaction.
+      yield* writeTerms(sql, packages.map((pkg) => ({ ...pkg, id: ids.get(pkg.name)! })))
       const packageIds = [...ids.values()]
       for (const chunk of Arr.chunksOf(packageIds, batch)) {
         yield* sql`DELETE FROM package_versions WHERE ${sql.in("package_id", chunk)}`
@@ -340,7 +343,8 @@ export const make = Effect.gen(function*() {
 
   // VACUUM also marks pages all-visible, so counts can be answered from indexes alone.
   const refreshStatistics = sql.onDialectOrElse({
-    pg: () => sql`VACUUM (ANALYZE) packages, package_versions, package_facets, package_platforms, collection_items`,
+    pg: () => sql`VACUUM (ANALYZE) packages, package_terms, package_versions, package_facets, package_platforms,
+      collection_items`,
     orElse: () => sql`ANALYZE`
   }).pipe(Effect.asVoid, Effect.orDie)
 

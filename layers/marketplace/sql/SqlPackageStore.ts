@@ -4,6 +4,7 @@ import { Effect, Layer, Option } from "effect"
 import type { LatestVersion, PackageDetail, VersionItem } from "../../../schema/marketplace/Package.js"
 import { type Keyset, type PackageQuery, PackageStore } from "../../../services/marketplace/PackageStore.js"
 import { bool, int, json, type Row, statusIn, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
+import { makeRelevance } from "./SqlRelevance.js"
 
 export const make = Effect.gen(function*() {
   // Rows keep the column names the database returns (snake_case): the client's
@@ -14,22 +15,7 @@ export const make = Effect.gen(function*() {
 
   const nameOf = (id: number) => sql`(SELECT name FROM packages WHERE id = ${id})`
 
-  /** Text condition and relevance score (higher is better) of a term list. */
-  const textSearch = (terms: ReadonlyArray<string>) => {
-    if (dialect === "pg") {
-      const query = sql`to_tsquery('simple', ${terms.map((term) => `${term}:*`).join(" & ")})`
-      return {
-        join: sql``,
-        where: sql`p.search_vector @@ ${query}`,
-        score: sql`ts_rank(p.search_vector, ${query})::float8`
-      }
-    }
-    return {
-      join: sql`JOIN packages_fts ON packages_fts.rowid = p.id`,
-      where: sql`packages_fts MATCH ${terms.map((term) => `"${term}"*`).join(" AND ")}`,
-      score: sql`-bm25(packages_fts, 10.0, 5.0, 2.0, 1.0)`
-    }
-  }
+  const search = makeRelevance(sql, nameOf)
 
   /** The latest version's facets and platforms are kept per package. */
   const onLatest = (table: "package_facets" | "package_platforms", column: string, value: string) =>
@@ -37,53 +23,43 @@ export const make = Effect.gen(function*() {
 
   const find = (query: PackageQuery) =>
     Effect.gen(function*() {
-      const conditions: Array<Statement.Fragment> = [sql.literal(statusIn("p.curation_status", query.statuses))]
-      if (query.category !== undefined) conditions.push(sql`p.category_slug = ${query.category}`)
+      const filters: Array<Statement.Fragment> = [sql.literal(statusIn("p.curation_status", query.statuses))]
+      if (query.category !== undefined) filters.push(sql`p.category_slug = ${query.category}`)
       if (query.publisher !== undefined) {
-        conditions.push(sql`p.publisher_id = (SELECT id FROM publishers WHERE slug = ${query.publisher})`)
+        filters.push(sql`p.publisher_id = (SELECT id FROM publishers WHERE slug = ${query.publisher})`)
       }
-      if (query.kind !== undefined) conditions.push(onLatest("package_facets", "x.kind", query.kind))
-      if (query.isolation !== undefined) conditions.push(onLatest("package_facets", "x.isolation", query.isolation))
-      if (query.platform !== undefined) conditions.push(onLatest("package_platforms", "x.platform", query.platform))
+      if (query.kind !== undefined) filters.push(onLatest("package_facets", "x.kind", query.kind))
+      if (query.isolation !== undefined) filters.push(onLatest("package_facets", "x.isolation", query.isolation))
+      if (query.platform !== undefined) filters.push(onLatest("package_platforms", "x.platform", query.platform))
 
-      const search = query.terms.length > 0 ? textSearch(query.terms) : undefined
-      if (search) conditions.push(search.where)
-      const relevance = query.ordering === "relevance" && search !== undefined
+      const hasTerms = query.terms.length > 0
+      const relevance = query.ordering === "relevance" && hasTerms
       const ordering = relevance ? "relevance" : query.ordering === "name" ? "name" : "latest"
       const after = query.after
       const limit = query.limit + 1
 
       const rows: ReadonlyArray<Row> = yield* (() => {
-        switch (ordering) {
-          case "relevance": {
-            // Rank narrow rows first; only the page's rows are joined into summaries.
-            const ranked = sql`SELECT p.id, p.name, ${search!.score} AS score
-              FROM packages p ${search!.join} WHERE ${sql.and(conditions)}`
-            const resume = after === undefined
-              ? sql`1 = 1`
-              : sql`(s.score < ${after.value} OR (s.score = ${after.value} AND s.name > ${nameOf(after.id)}))`
-            return sql<Row>`SELECT ${sql.literal(summaryColumns)}, t.score
-              FROM (SELECT * FROM (${ranked}) s WHERE ${resume} ORDER BY s.score DESC, s.name ASC LIMIT ${limit}) t
-              JOIN packages p ON p.id = t.id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-              ORDER BY t.score DESC, t.name ASC`
-          }
-          case "name": {
-            if (after !== undefined) conditions.push(sql`p.name > ${nameOf(after.id)}`)
-            return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${search?.join ?? sql``}
-              WHERE ${sql.and(conditions)} ORDER BY p.name ASC LIMIT ${limit}`
-          }
-          case "latest": {
-            if (after !== undefined) {
-              conditions.push(
-                sql`(p.latest_published_at < ${after.value} OR (p.latest_published_at = ${after.value} AND p.name > ${
-                  nameOf(after.id)
-                }))`
-              )
-            }
-            return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${search?.join ?? sql``}
-              WHERE ${sql.and(conditions)} ORDER BY p.latest_published_at DESC, p.name ASC LIMIT ${limit}`
-          }
+        if (relevance) {
+          return query.terms.length === 1
+            ? search.oneWord(query.terms[0]!, filters.length === 1 ? query.statuses : undefined, filters, after, limit)
+            : search.severalWords(query.terms, filters, after, limit)
         }
+        const match = hasTerms ? search.textMatch(query.terms) : undefined
+        const conditions = match === undefined ? [...filters] : [...filters, match.where]
+        if (ordering === "name") {
+          if (after !== undefined) conditions.push(sql`p.name > ${nameOf(after.id)}`)
+          return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${match?.join ?? sql``}
+              WHERE ${sql.and(conditions)} ORDER BY p.name ASC LIMIT ${limit}`
+        }
+        if (after !== undefined) {
+          conditions.push(
+            sql`(p.latest_published_at < ${after.value} OR (p.latest_published_at = ${after.value} AND p.name > ${
+              nameOf(after.id)
+            }))`
+          )
+        }
+        return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${match?.join ?? sql``}
+              WHERE ${sql.and(conditions)} ORDER BY p.latest_published_at DESC, p.name ASC LIMIT ${limit}`
       })()
 
       const page = rows.slice(0, query.limit)

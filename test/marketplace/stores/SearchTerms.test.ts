@@ -1,0 +1,66 @@
+/** The search table's rows and prefix ranges (layers/marketplace/sql/SearchTerms.ts), as pure functions. */
+import { describe, expect, it } from "@effect/vitest"
+import { prefixRange, termsOfPackage, tierOfScore, weightOf, wordsOf } from "../../../layers/marketplace/sql/SearchTerms.js"
+import { termsOf } from "../../../services/marketplace/Listing.js"
+
+describe("wordsOf", () => {
+  // Query terms and stored words must be cut and folded alike, or a word would not find itself.
+  it.each(["Café Finder", "@acme/widget-2", "ÆON naïve İstanbul", "x_y.z", "  ", "日本語 テキスト", "Ünïcödé—dash"])(
+    "splits %j exactly like the query's termsOf",
+    (text) => {
+      expect(wordsOf(text)).toEqual(termsOf(text))
+    }
+  )
+
+  it("keeps every word, where a query keeps 16", () => {
+    const text = Array.from({ length: 20 }, (_, i) => `w${i}`).join(" ")
+    expect(wordsOf(text)).toHaveLength(20)
+  })
+})
+
+describe("termsOfPackage", () => {
+  it.each([
+    {
+      label: "each word at the best field it appears in",
+      pkg: { name: "@acme/weather-now", displayName: "Weather Now", keywords: ["forecast", "now"], description: "Forecast the weather, acme" },
+      expected: [["acme", 1], ["weather", 1], ["now", 1], ["forecast", 3], ["the", 4]]
+    },
+    {
+      label: "keywords joined as one text, accents folded",
+      pkg: { name: "x", displayName: "Café", keywords: ["café au lait"], description: "" },
+      expected: [["x", 1], ["cafe", 2], ["au", 3], ["lait", 3]]
+    },
+    { label: "an empty description adds nothing", pkg: { name: "a", displayName: "", keywords: [], description: "" }, expected: [["a", 1]] }
+  ])("$label", ({ expected, pkg }) => {
+    expect(termsOfPackage(pkg).map(({ term, tier }) => [term, tier])).toEqual(expected)
+  })
+})
+
+describe("scores", () => {
+  it.each([[1, 8], [2, 4], [3, 2], [4, 1], [5, 0]])("tier %i weighs %i", (tier, weight) => {
+    expect(weightOf(tier)).toBe(weight)
+  })
+  it.each([[8, 1], [4, 2], [2, 3], [1, 4], [0, 5], [6, 2], [100, 1]])("a score of %d resumes in tier %i", (score, tier) => {
+    expect(tierOfScore(score)).toBe(tier)
+  })
+})
+
+describe("prefixRange", () => {
+  it.each([
+    ["bio", { from: "bio", to: "bip" }],
+    ["z", { from: "z", to: "{" }],
+    ["caf9", { from: "caf9", to: "caf:" }],
+    ["é", { from: "é", to: "ê" }],
+    ["a\u{d7ff}", { from: "a\u{d7ff}", to: "a\u{e000}" }],
+    ["x\u{1f600}", { from: "x\u{1f600}", to: "x\u{1f601}" }]
+  ])("%j covers the words that start with it", (prefix, range) => {
+    expect(prefixRange(prefix)).toEqual(range)
+  })
+
+  it("holds every longer word and no other, in byte order", () => {
+    const { from, to } = prefixRange("bio")
+    const inRange = (word: string) => Buffer.compare(Buffer.from(word), Buffer.from(from)) >= 0 && Buffer.compare(Buffer.from(word), Buffer.from(to)) < 0
+    expect(["bio", "biology", "bio\u{10ffff}", "bioé"].every(inRange)).toBe(true)
+    expect(["bin", "bip", "bi", "biz"].some(inRange)).toBe(false)
+  })
+})
