@@ -74,7 +74,7 @@ describe.each(dialects)("migration 0008 on %s", (dialect) => {
       return { applied: applied.map(([id, name]) => `${id}_${name}`), names: slice.items.map((item) => item.name), rows: Number(count?.n) }
     }).pipe(Effect.orDie))
     // Later migrations (other work) may run here too.
-    expect(found.applied).toContain("6_search_terms")
+    expect(found.applied).toContain("8_search_terms")
     expect(found.names).toEqual(["zephyr-core", "breeze", "gale", "calm"])
     // zephyr, core, blocks; zephyr, breeze, soft; gale, zephyr, gusts; calm, the, zephyr, of, spring; zephyr, secret; other, nothing
     expect(found.rows).toEqual(3 + 3 + 3 + 5 + 2 + 2)
