@@ -23,7 +23,7 @@
  * the product's (`after`), both with the cache off, taking turns with the others; and a scaling table times
  * search and list in-process at several catalogue sizes (scripts/bench/marketplace/Scaling.ts).
  *
- * Environment: BENCH_PACKAGES (default 100000), BENCH_SECONDS per run (default 3; 10 with BENCH_FULL=1),
+ * Environment: BENCH_PACKAGES (default 100000), BENCH_SECONDS per run (default 2, which keeps a default run under 5 minutes here; 10 with BENCH_FULL=1),
  * BENCH_SCALE, the catalogue sizes of the scaling table (default 10000 and BENCH_PACKAGES; with BENCH_FULL=1
  * also 1000000), BENCH_DATABASE_URL, the administrative PostgreSQL connection
  * (default postgres://postgres@127.0.0.1:5432/postgres). The default run stays under 5 minutes on an idle
@@ -75,7 +75,7 @@ const full = process.env.BENCH_FULL === "1"
 const settings = {
   full,
   packages: positiveInt("BENCH_PACKAGES", 100_000),
-  seconds: positiveInt("BENCH_SECONDS", full ? 10 : 3),
+  seconds: positiveInt("BENCH_SECONDS", full ? 10 : 2),
   scales: (process.env.BENCH_SCALE ?? "").split(",").filter((x) => x.trim() !== "").map(Number),
   adminUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
   connections: 50,
