@@ -127,6 +127,8 @@ export const make = (options: Options) => Effect.gen(function*() {
             Deferred.done(slot.ready, Exit.isInterrupted(exit) ? Exit.fail(new ServiceUnreachable({ packageId: slot.pkg.packageId, reason: "exited" })) : exit)
           )),
       Effect.onInterrupt(() => Deferred.fail(slot.ready, new ServiceUnreachable({ packageId: slot.pkg.packageId, reason: "exited" }))),
+      // Forked from the uninterruptible part of `acquire`; the start itself waits on its timeouts.
+      Effect.interruptible,
       FiberSet.run(starts)
     )
 

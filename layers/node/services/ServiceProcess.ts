@@ -164,6 +164,9 @@ export const start = (pkg: ServicePackage, options: ProcessOptions): Effect.Effe
         try: (signal) => client.connect(transport, { signal, timeout: sdkTimeoutMillis }),
         catch: () => "failed" as const
       }).pipe(
+        // An acquisition is uninterruptible: the handshake inside it must not be, or the timeout could not
+        // end a silent one.
+        Effect.interruptible,
         Effect.timeoutFail({ duration: options.connectTimeout, onTimeout: () => "timeout" as const }),
         Effect.flatMap(() => Effect.sync(() => transport.pid)),
         Effect.flatMap((pid) => pid === null ? Effect.fail("failed" as const) : Effect.succeed(pid)),
