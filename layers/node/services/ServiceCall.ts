@@ -82,9 +82,14 @@ export const invoke = (
     const send = Effect.async<Record<string, unknown>, unknown>((resume) => {
       const controller = new AbortController()
       const token = onProgress === undefined ? undefined : `clark-${randomUUID()}`
-      const stopListening = token === undefined ? () => undefined : service.onProgress(token, (p) => {
+      const stopProgress = token === undefined ? () => undefined : service.onProgress(token, (p) => {
         Queue.unsafeOffer(progress, p)
       })
+      const untrack = service.track(controller)
+      const stopListening = () => {
+        stopProgress()
+        untrack()
+      }
       service.client.callTool({
         name: tool,
         arguments: { ...call.input },

@@ -41,6 +41,11 @@ export interface ServiceProcess {
   readonly kill: Effect.Effect<void>
   /** Routes `notifications/progress` carrying this token to `listener` until the returned function is called. */
   readonly onProgress: (token: string, listener: (progress: ProgressParams) => void) => () => void
+  /**
+   * Registers a call's AbortController until the returned function is called, so that ending the service
+   * cancels its calls over MCP before stdin closes.
+   */
+  readonly track: (controller: AbortController) => () => void
 }
 
 export interface ProgressParams {
@@ -88,6 +93,23 @@ const routeProgress = (transport: StdioClientTransport) => {
 const entryOf = (pkg: ServicePackage) =>
   Option.fromNullable(pkg.manifest.facets.find((facet) => facet.kind === "service" && facet.isolation === "service")?.entry)
 
+/** The calls in flight, by their AbortControllers (a plain Set: the SDK's promise callbacks update it). */
+const tracking = () => {
+  const inFlight = new Set<AbortController>()
+  return {
+    track: (controller: AbortController) => {
+      inFlight.add(controller)
+      return () => {
+        inFlight.delete(controller)
+      }
+    },
+    cancelAll: (reason: string) => {
+      for (const controller of inFlight) controller.abort(reason)
+      inFlight.clear()
+    }
+  }
+}
+
 const killPid = (pid: number) =>
   Effect.sync(() => {
     try {
@@ -101,9 +123,10 @@ const killPid = (pid: number) =>
  * Ends the process: the client closes stdin (a stdio server's cue to exit), and a process still there after
  * `killAfter` is killed. Waits until it has gone.
  */
-const close = (service: Omit<ServiceProcess, "offered">, killAfter: Duration.Duration) =>
+const close = (service: Omit<ServiceProcess, "offered"> & { readonly cancelAll: (reason: string) => void }, killAfter: Duration.Duration) =>
   Effect.gen(function*() {
     if (yield* Deferred.isDone(service.exited)) return
+    service.cancelAll("the service is stopping")
     // The SDK's close waits seconds of its own before signalling; the node's bound is `killAfter`, so it is
     // not awaited.
     service.client.close().catch(() => undefined)
@@ -170,7 +193,7 @@ export const start = (pkg: ServicePackage, options: ProcessOptions): Effect.Effe
         Effect.timeoutFail({ duration: options.connectTimeout, onTimeout: () => "timeout" as const }),
         Effect.flatMap(() => Effect.sync(() => transport.pid)),
         Effect.flatMap((pid) => pid === null ? Effect.fail("failed" as const) : Effect.succeed(pid)),
-        Effect.map((pid) => ({ pkg, pid, client, exited, kill: killPid(pid), onProgress: routeProgress(transport) })),
+        Effect.map((pid) => ({ pkg, pid, client, exited, kill: killPid(pid), onProgress: routeProgress(transport), ...tracking() })),
         Effect.catchAll((why) =>
           Effect.gen(function*() {
             const pid = transport.pid

@@ -194,4 +194,40 @@ describe("service runtime", () => {
       yield* Scope.close(scope, Exit.void)
       for (const pid of pids) yield* gone(pid)
     }))
+
+  it.scoped("stopAll (emergency stop) cancels every call and kills a process that does not end within the bound", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ServiceRuntime
+      const other = { ...probe(), packageId: "@clark-tests/probe-copy" }
+      const started = yield* Deferred.make<void>()
+      const hanging = yield* Effect.fork(runtime.call(other, {
+        tool: "hang",
+        input: {},
+        onProgress: () => Deferred.succeed(started, undefined)
+      }))
+      yield* Deferred.await(started)
+      const slow = yield* slowCallStarted()
+      const pids = (yield* runtime.running).map((service) => service.pid)
+      expect(pids).toHaveLength(2)
+      const stopping = yield* Effect.fork(runtime.stopAll)
+      expect(yield* Effect.flip(Fiber.join(slow))).toMatchObject({ _tag: "ServiceCancelled", by: "stop" })
+      expect(yield* Effect.flip(Fiber.join(hanging))).toMatchObject({ _tag: "ServiceCancelled", by: "stop" })
+      yield* armed(2_000)
+      yield* TestClock.adjust("2 seconds")
+      expect(yield* Fiber.join(stopping)).toBe(2)
+      for (const pid of pids) yield* gone(pid)
+      expect(yield* runtime.running).toEqual([])
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("a call for another digest (an update) replaces the running service", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ServiceRuntime
+      yield* runtime.call(probe(), { tool: "write_value", input: { key: "a", value: "one" } })
+      const first = (yield* pidOf(probe().packageId))!
+      const updated = { ...probe(), digest: "sha256:updated" }
+      const read = yield* runtime.call(updated, { tool: "read_value", input: { key: "a" } })
+      expect(read.structuredContent).toEqual({ found: false })
+      yield* gone(first)
+      expect((yield* runtime.running).map((service) => service.digest)).toEqual(["sha256:updated"])
+    }).pipe(Effect.provide(layer())))
 })
