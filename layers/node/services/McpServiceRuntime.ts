@@ -6,6 +6,7 @@
  */
 import {
   Array as Arr,
+  Config,
   Deferred,
   Duration,
   Effect,
@@ -52,12 +53,17 @@ export interface Options {
   readonly grants?: ((pkg: ServicePackage) => Effect.Effect<Readonly<Record<string, Redacted.Redacted<string>>>>) | undefined
 }
 
-export const defaults = {
+export const defaults: {
+  readonly callTimeout: Duration.Duration
+  readonly connectTimeout: Duration.Duration
+  readonly killAfter: Duration.Duration
+  readonly idleAfter: Duration.Duration
+} = {
   callTimeout: Duration.seconds(30),
   connectTimeout: Duration.seconds(10),
   killAfter: Duration.seconds(2),
   idleAfter: Duration.minutes(5)
-} as const
+}
 
 interface Slot {
   /** Tells a slot from a later one of the same package. */
@@ -235,3 +241,14 @@ export const make = (options: Options) => Effect.gen(function*() {
 })
 
 export const layer = (options: Options): Layer.Layer<ServiceRuntime> => Layer.scoped(ServiceRuntime, make(options))
+
+/**
+ * The time settings from the environment, each a duration ("30 seconds", "5 minutes") with the defaults
+ * above: CC_SERVICE_CALL_TIMEOUT, CC_SERVICE_CONNECT_TIMEOUT, CC_SERVICE_KILL_AFTER, CC_SERVICE_IDLE_AFTER.
+ */
+export const SettingsConfig = Config.all({
+  callTimeout: Config.duration("CC_SERVICE_CALL_TIMEOUT").pipe(Config.withDefault(defaults.callTimeout)),
+  connectTimeout: Config.duration("CC_SERVICE_CONNECT_TIMEOUT").pipe(Config.withDefault(defaults.connectTimeout)),
+  killAfter: Config.duration("CC_SERVICE_KILL_AFTER").pipe(Config.withDefault(defaults.killAfter)),
+  idleAfter: Config.duration("CC_SERVICE_IDLE_AFTER").pipe(Config.withDefault(defaults.idleAfter))
+})

@@ -4,8 +4,9 @@
  * Checked on the real child process (the probe's env_names tool), with fake secrets in this process's env.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Redacted } from "effect"
 import * as fs from "node:fs"
+import { SettingsConfig } from "../../../layers/node/services/McpServiceRuntime.js"
 import { dataFolderOf, fallbackPath, forSpawn, serviceEnv } from "../../../layers/node/services/ServiceEnv.js"
 import { ServiceRuntime, type ServicePackage } from "../../../services/node/ServiceRuntime.js"
 import { layer, probe, probeFolder, tempDir } from "./fixtures/Services.js"
@@ -132,4 +133,21 @@ describe("serviceEnv", () => {
     expect(dataFolderOf("/d", "@acme/tool")).toBe("/d/%40acme%2Ftool")
     expect(dataFolderOf("/d", "plain")).toBe("/d/plain")
   })
+})
+
+describe("service settings", () => {
+  it.effect("read durations from the environment, with the defaults when unset", () =>
+    Effect.gen(function*() {
+      const unset = yield* SettingsConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
+      expect(Duration.toMillis(unset.callTimeout)).toBe(30_000)
+      expect(Duration.toMillis(unset.killAfter)).toBe(2_000)
+      expect(Duration.toMillis(unset.idleAfter)).toBe(300_000)
+      expect(Duration.toMillis(unset.connectTimeout)).toBe(10_000)
+      const set = yield* SettingsConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([
+        ["CC_SERVICE_CALL_TIMEOUT", "90 seconds"],
+        ["CC_SERVICE_IDLE_AFTER", "1 minute"]
+      ]))))
+      expect(Duration.toMillis(set.callTimeout)).toBe(90_000)
+      expect(Duration.toMillis(set.idleAfter)).toBe(60_000)
+    }))
 })
