@@ -4,7 +4,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, type Duration, Effect, Option, Redacted, Runtime, type Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -110,6 +110,8 @@ const tracking = () => {
   }
 }
 
+const isClosed = (error: unknown) => error instanceof McpError && error.code === ErrorCode.ConnectionClosed
+
 const killPid = (pid: number) =>
   Effect.sync(() => {
     try {
@@ -185,7 +187,8 @@ export const start = (pkg: ServicePackage, options: ProcessOptions): Effect.Effe
     const service = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: (signal) => client.connect(transport, { signal, timeout: sdkTimeoutMillis }),
-        catch: () => "failed" as const
+        // The SDK rejects pending requests with ConnectionClosed when the process ends.
+        catch: (error) => (isClosed(error) ? "exited" as const : "failed" as const)
       }).pipe(
         // An acquisition is uninterruptible: the handshake inside it must not be, or the timeout could not
         // end a silent one.
@@ -196,10 +199,12 @@ export const start = (pkg: ServicePackage, options: ProcessOptions): Effect.Effe
         Effect.map((pid) => ({ pkg, pid, client, exited, kill: killPid(pid), onProgress: routeProgress(transport), ...tracking() })),
         Effect.catchAll((why) =>
           Effect.gen(function*() {
+            // The transport forgets its process once it has closed: no pid, nothing left to kill.
             const pid = transport.pid
             if (pid !== null) yield* killPid(pid)
-            const gone = yield* Deferred.isDone(exited)
-            return yield* Effect.fail(unreachable(why === "timeout" ? "handshake-timeout" : gone || pid === null ? "exited" : "handshake-failed"))
+            return yield* Effect.fail(unreachable(
+              why === "timeout" ? "handshake-timeout" : why === "exited" || pid === null ? "exited" : "handshake-failed"
+            ))
           })
         )
       ),
@@ -208,8 +213,8 @@ export const start = (pkg: ServicePackage, options: ProcessOptions): Effect.Effe
 
     const listed = yield* Effect.tryPromise((signal) => client.listTools(undefined, { signal, timeout: sdkTimeoutMillis })).pipe(
       Effect.timeoutFail({ duration: options.connectTimeout, onTimeout: () => unreachable("handshake-timeout") }),
-      Effect.catchTag("UnknownException", () =>
-        Effect.map(Deferred.isDone(exited), (gone) => unreachable(gone ? "exited" : "handshake-failed")).pipe(Effect.flip))
+      Effect.catchTag("UnknownException", (error) =>
+        Effect.fail(unreachable(isClosed(error.error) || transport.pid === null ? "exited" : "handshake-failed")))
     )
     const served = new Set(listed.tools.map((tool) => tool.name))
     const offered = new Map(pkg.manifest.tools.filter((tool) => served.has(tool.name)).map((tool) => [tool.name, tool]))

@@ -5,8 +5,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { dataFolderOf } from "../../../layers/node/services/ServiceEnv.js"
 import { ServiceRuntime } from "../../../services/node/ServiceRuntime.js"
-import { alive, armed, eventually, gone, layer, probe } from "./fixtures/Services.js"
+import { alive, armed, eventually, gone, layer, probe, tempDir } from "./fixtures/Services.js"
 
 const pidOf = (packageId: string) =>
   Effect.flatMap(ServiceRuntime, (runtime) =>
@@ -153,8 +156,9 @@ describe("service runtime", () => {
       expect(read.isError).toBe(false)
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("stop(packageId) ends the service: its call in flight is ServiceCancelled (by stop), its process gone", () =>
-    Effect.gen(function*() {
+  it.scoped("stop(packageId) cancels its call over MCP (ServiceCancelled by stop) and ends its process", () => {
+    const dataDir = tempDir("clark-services-")
+    return Effect.gen(function*() {
       const runtime = yield* ServiceRuntime
       const fiber = yield* slowCallStarted()
       const pid = (yield* pidOf(probe().packageId))!
@@ -162,9 +166,12 @@ describe("service runtime", () => {
       const cancelled = yield* Effect.flip(Fiber.join(fiber))
       expect(cancelled).toMatchObject({ _tag: "ServiceCancelled", tool: "slow", by: "stop" })
       yield* gone(pid)
+      const log = path.join(dataFolderOf(dataDir, probe().packageId), "events.log")
+      expect(fs.readFileSync(log, "utf8")).toBe("slow:cancelled:the service is stopping\n")
       expect(yield* runtime.running).toEqual([])
       expect(yield* runtime.stop(probe().packageId)).toBe(false)
-    }).pipe(Effect.provide(layer())))
+    }).pipe(Effect.provide(layer({ dataDir })))
+  })
 
   it.scoped("a service idle for the idle time is stopped; a call before then keeps it", () =>
     Effect.gen(function*() {
