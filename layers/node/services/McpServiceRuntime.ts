@@ -88,7 +88,8 @@ export const make = (options: Options) => Effect.gen(function*() {
   const grants = options.grants ?? (() => Effect.succeed({}))
   const slots = yield* SynchronizedRef.make(HashMap.empty<string, Slot>())
   const idleTimers = yield* FiberMap.make<string>()
-  const starts = yield* FiberSet.make()
+  // Starts and the stopping of replaced services: fibers the layer's scope waits for.
+  const background = yield* FiberSet.make()
   const ids = yield* Ref.make(0)
 
   /** Takes the slot out of the map if it is still there (and, for `idleOnly`, has no call). */
@@ -135,7 +136,7 @@ export const make = (options: Options) => Effect.gen(function*() {
       Effect.onInterrupt(() => Deferred.fail(slot.ready, new ServiceUnreachable({ packageId: slot.pkg.packageId, reason: "exited" }))),
       // Forked from the uninterruptible part of `acquire`; the start itself waits on its timeouts.
       Effect.interruptible,
-      FiberSet.run(starts)
+      FiberSet.run(background)
     )
 
   const release = (slot: Slot) =>
@@ -174,7 +175,7 @@ export const make = (options: Options) => Effect.gen(function*() {
           }))
         yield* Effect.addFinalizer(() => release(slot))
         yield* FiberMap.remove(idleTimers, pkg.packageId)
-        if (Option.isSome(stale)) yield* Effect.forkDaemon(shut(stale.value))
+        if (Option.isSome(stale)) yield* FiberSet.run(background, shut(stale.value))
         if (fresh) yield* launch(slot)
         const service = yield* restore(Deferred.await(slot.ready))
         return { slot, service }
