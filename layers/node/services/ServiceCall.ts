@@ -1,0 +1,154 @@
+/**
+ * One tool call on a running service: progress handed to the caller in order, the answer or what kept it,
+ * and what happens when the node stops waiting (interruption, timeout, the caller's cancel): MCP
+ * cancellation, then proof within the kill bound that the process still listens, or SIGKILL.
+ */
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { randomUUID } from "node:crypto"
+import { Deferred, Duration, Effect, Fiber, Queue, Ref } from "effect"
+import {
+  ServiceCancelled,
+  type ServiceCallError,
+  ServiceTimedOut,
+  ServiceToolFailed
+} from "../../../services/node/ServiceErrors.js"
+import type { ServiceCall, ServiceProgress, ServiceToolResult } from "../../../services/node/ServiceRuntime.js"
+import { sdkTimeoutMillis, type ServiceProcess } from "./ServiceProcess.js"
+
+export interface CallOptions {
+  readonly timeout: Duration.Duration
+  readonly killAfter: Duration.Duration
+  /** Set when the node is stopping this service: a call it cuts off was cancelled, not crashed. */
+  readonly stopping: Ref.Ref<boolean>
+}
+
+const drained = Symbol("drained")
+
+const detailOf = (message: string) => (message.length > 500 ? `${message.slice(0, 500)}…` : message)
+
+/**
+ * After a cancellation the SDK's server sends nothing for the call, so the node cannot see the handler
+ * stop. What it can see is whether the process still reads its input: a ping sent after the cancellation
+ * is answered only once the process has taken the cancellation in. No answer within the bound means the
+ * process is wedged (a handler that never yields the event loop ignores cancellation by force): SIGKILL.
+ */
+export const settle = (service: ServiceProcess, killAfter: Duration.Duration) =>
+  Effect.tryPromise((signal) => service.client.ping({ signal, timeout: sdkTimeoutMillis })).pipe(
+    // This runs as an interruption's finalizer, which is uninterruptible: the wait itself must not be, or
+    // the bound could not cut it short.
+    Effect.interruptible,
+    Effect.timeout(killAfter),
+    Effect.catchAll(() =>
+      Effect.flatMap(Deferred.isDone(service.exited), (gone) =>
+        gone ? Effect.void : Effect.zipRight(
+          Effect.logWarning("service did not yield after cancellation: killed", { packageId: service.pkg.packageId }),
+          service.kill
+        ))
+    ),
+    Effect.asVoid,
+    Effect.uninterruptible
+  )
+
+const toResult = (answer: Record<string, unknown>): ServiceToolResult | undefined => {
+  if (!Array.isArray(answer.content)) return undefined
+  const structured = answer.structuredContent
+  return {
+    content: answer.content as ServiceToolResult["content"],
+    ...(typeof structured === "object" && structured !== null && !Array.isArray(structured)
+      ? { structuredContent: structured as Record<string, unknown> }
+      : {}),
+    isError: answer.isError === true
+  }
+}
+
+export const invoke = (
+  service: ServiceProcess,
+  call: ServiceCall,
+  options: CallOptions
+): Effect.Effect<ServiceToolResult, ServiceCallError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const { packageId } = service.pkg
+    const tool = call.tool
+    const progress = yield* Queue.unbounded<ServiceProgress | typeof drained>()
+    const onProgress = call.onProgress
+    // One fiber hands progress over in arrival order. Notifications come before their answer, so the call
+    // lets it finish what arrived before answering; an interrupted call does not wait for it.
+    const handing = onProgress === undefined ? undefined : yield* Queue.take(progress).pipe(
+      Effect.flatMap((p) => p === drained ? Effect.succeed(true) : Effect.as(Effect.catchAllCause(onProgress(p), () => Effect.void), false)),
+      Effect.repeat({ until: (done) => done }),
+      Effect.forkScoped
+    )
+
+    const send = Effect.async<Record<string, unknown>, unknown>((resume) => {
+      const controller = new AbortController()
+      const token = onProgress === undefined ? undefined : `clark-${randomUUID()}`
+      const stopProgress = token === undefined ? () => undefined : service.onProgress(token, (p) => {
+        Queue.unsafeOffer(progress, p)
+      })
+      const untrack = service.track(controller)
+      const stopListening = () => {
+        stopProgress()
+        untrack()
+      }
+      service.client.callTool({
+        name: tool,
+        arguments: { ...call.input },
+        ...(token === undefined ? {} : { _meta: { progressToken: token } })
+      }, undefined, { signal: controller.signal, timeout: sdkTimeoutMillis }).then(
+        (answer) => {
+          stopListening()
+          resume(Effect.succeed(answer as Record<string, unknown>))
+        },
+        (error: unknown) => {
+          stopListening()
+          resume(Effect.fail(error))
+        }
+      )
+      // The SDK sends `notifications/cancelled` for the request when its signal aborts.
+      return Effect.sync(() => {
+        stopListening()
+        controller.abort("cancelled by the node")
+      })
+    })
+
+    const failure = (error: unknown) =>
+      Effect.gen(function*() {
+        if (yield* Ref.get(options.stopping)) return new ServiceCancelled({ packageId, tool, by: "stop" })
+        if (error instanceof McpError) {
+          return error.code === ErrorCode.ConnectionClosed
+            ? new ServiceToolFailed({ packageId, tool, reason: "crashed" })
+            : new ServiceToolFailed({ packageId, tool, reason: "error", detail: detailOf(error.message) })
+        }
+        if (error instanceof Error && error.name === "ZodError") {
+          return new ServiceToolFailed({ packageId, tool, reason: "invalid-answer" })
+        }
+        const gone = yield* Deferred.isDone(service.exited)
+        return new ServiceToolFailed({
+          packageId,
+          tool,
+          reason: gone ? "crashed" : "error",
+          ...(gone ? {} : { detail: detailOf(error instanceof Error ? error.message : String(error)) })
+        })
+      })
+
+    const answered = send.pipe(
+      Effect.onInterrupt(() => settle(service, options.killAfter)),
+      Effect.catchAll((error) => Effect.flatMap(failure(error), Effect.fail)),
+      Effect.flatMap((answer) => {
+        const result = toResult(answer)
+        return result === undefined
+          ? Effect.fail(new ServiceToolFailed({ packageId, tool, reason: "invalid-answer" }))
+          : Effect.succeed(result)
+      }),
+      Effect.timeoutFail({
+        duration: options.timeout,
+        onTimeout: () => new ServiceTimedOut({ packageId, tool, timeoutMillis: Duration.toMillis(options.timeout) })
+      })
+    )
+    const cancel = call.cancel
+    const outcome = yield* Effect.exit(cancel === undefined
+      ? answered
+      : Effect.raceFirst(answered, Effect.zipRight(cancel, Effect.fail(new ServiceCancelled({ packageId, tool, by: "caller" })))))
+    if (handing !== undefined) yield* Queue.offer(progress, drained).pipe(Effect.zipRight(Fiber.join(handing)))
+    return yield* outcome
+  })).pipe(Effect.withSpan("ServiceRuntime.call", { attributes: { packageId: service.pkg.packageId, tool: call.tool } }))
