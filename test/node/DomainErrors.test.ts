@@ -44,6 +44,13 @@ import {
   TarballRefused
 } from "../../services/node/PackageErrors.js"
 import { NotImplementedYet } from "../../services/node/PendingErrors.js"
+import {
+  ServiceCancelled,
+  ServiceTimedOut,
+  ServiceToolFailed,
+  ServiceToolNotOffered,
+  ServiceUnreachable
+} from "../../services/node/ServiceErrors.js"
 import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
 import { SecretNameReserved, SecretStoreUnavailable } from "../../services/node/SecretErrors.js"
 import {
@@ -169,6 +176,12 @@ const rows: ReadonlyArray<Row> = [
   [new ApprovalForged({ approvalId: "apr_1" }), 403, "APPROVAL_FORGED", {}],
   [new ApprovalAlreadyDecided({ approvalId: "apr_1", status: "denied" }), 409, "APPROVAL_ALREADY_DECIDED", { status: "denied" }],
   [new ApprovalExpired({ approvalId: "apr_1" }), 409, "APPROVAL_EXPIRED", {}],
+  // Service packages
+  [new ServiceUnreachable({ packageId: "p", reason: "start-failed" }), 504, "SERVICE_UNREACHABLE", {}],
+  [new ServiceToolFailed({ packageId: "p", tool: "save_note", reason: "crashed", detail: "exit 1" }), 502, "SERVICE_TOOL_FAILED", {}],
+  [new ServiceTimedOut({ packageId: "p", tool: "save_note", timeoutMillis: 30000 }), 504, "SERVICE_TIMED_OUT", {}],
+  [new ServiceCancelled({ packageId: "p", tool: "save_note", by: "stop" }), 409, "SERVICE_CANCELLED", {}],
+  [new ServiceToolNotOffered({ packageId: "p", tool: "rm_rf" }), 404, "RESOURCE_NOT_FOUND", {}],
   [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
 ]
 
@@ -230,6 +243,11 @@ describe("toNodeError", () => {
       ApprovalForged: true,
       ApprovalAlreadyDecided: true,
       ApprovalExpired: true,
+      ServiceUnreachable: true,
+      ServiceToolFailed: true,
+      ServiceTimedOut: true,
+      ServiceCancelled: true,
+      ServiceToolNotOffered: true,
       NotImplementedYet: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))

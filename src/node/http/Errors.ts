@@ -16,6 +16,7 @@ import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
 import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
 import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
+import type { ServiceCallError } from "../../../services/node/ServiceErrors.js"
 import type { PreferenceInvalid } from "../../../services/node/PreferenceErrors.js"
 import type { SecretError } from "../../../services/node/SecretErrors.js"
 import type { TileError } from "../../../services/node/TileErrors.js"
@@ -29,6 +30,7 @@ export type NodeDomainError =
   | PreferenceInvalid
   | DeletionRefused
   | ApprovalError
+  | ServiceCallError
   | NotImplementedYet
 
 /** At most this many characters of anything a client sent appear in a message. */
@@ -197,6 +199,12 @@ const mapping: Mapping = {
   ApprovalAlreadyDecided: (e) =>
     refuse("APPROVAL_ALREADY_DECIDED", `The approval was already decided (${e.status})`, { status: e.status }),
   ApprovalExpired: () => refuse("APPROVAL_EXPIRED", "The approval expired before it was decided; nothing was installed"),
+  // Service packages (docs/decisions.md, "Service runtime"); `detail` stays in the log, never on the wire.
+  ServiceUnreachable: (e) => refuse("SERVICE_UNREACHABLE", `The package's service could not be reached (${e.reason})`),
+  ServiceToolFailed: (e) => refuse("SERVICE_TOOL_FAILED", `The tool ${quote(e.tool)} failed (${e.reason})`),
+  ServiceTimedOut: (e) => refuse("SERVICE_TIMED_OUT", `The tool ${quote(e.tool)} did not answer within ${e.timeoutMillis} ms`),
+  ServiceCancelled: (e) => refuse("SERVICE_CANCELLED", `The call of ${quote(e.tool)} was cancelled (${e.by})`),
+  ServiceToolNotOffered: (e) => refuse("RESOURCE_NOT_FOUND", `The package offers no tool ${quote(e.tool)}`),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }
