@@ -41,7 +41,8 @@ export const apiTitle = "Clark Marketplace API"
 /*
  * Each endpoint declares the errors the spec's route table gives it, and only
  * those; 500 `internal_error` is declared once, on the API, since every route
- * has it. 400 is `validation_failed` wherever a route reads a path, query or
+ * has it. 429 `rate_limited` is declared by every group but on health, which
+ * is never limited (probes). 400 is `validation_failed` wherever a route reads a path, query or
  * body, plus `bad_request` where it reads a body (unreadable or oversized).
  * The error middleware (src/marketplace/http/ErrorEnvelope.ts) renders every
  * error from its own wire schema, declared here or not: what is declared here
@@ -58,6 +59,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
   .add(
     HttpApiEndpoint.get("openapi", "/openapi.json")
       .addSuccess(Schema.Unknown.annotations({ description: "This description (OpenAPI 3.1)" }))
+      .addError(RateLimitedWire)
       .annotate(OpenApi.Description, "This description, as OpenAPI 3.1")
   )
 {}
@@ -91,6 +93,7 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .addError(ValidationFailedWire)
       .addError(NotFoundWire)
   )
+  .addError(RateLimitedWire)
 {}
 
 export class SearchGroup extends HttpApiGroup.make("search")
@@ -100,6 +103,7 @@ export class SearchGroup extends HttpApiGroup.make("search")
       .addSuccess(SearchPage)
       .addError(ValidationFailedWire)
   )
+  .addError(RateLimitedWire)
 {}
 
 export class CatalogGroup extends HttpApiGroup.make("catalog")
@@ -119,6 +123,7 @@ export class CatalogGroup extends HttpApiGroup.make("catalog")
       .addError(ValidationFailedWire)
       .addError(NotFoundWire)
   )
+  .addError(RateLimitedWire)
 {}
 
 export class PagesGroup extends HttpApiGroup.make("pages")
@@ -131,6 +136,7 @@ export class PagesGroup extends HttpApiGroup.make("pages")
       .addError(ValidationFailedWire)
       .addError(NotFoundWire)
   )
+  .addError(RateLimitedWire)
 {}
 
 /** 401 and 403 come with the Authentication middleware (its `failure`). */
@@ -151,6 +157,7 @@ export class AccountGroup extends HttpApiGroup.make("account")
   )
   .add(HttpApiEndpoint.get("myPackages", "/me/packages").addSuccess(OwnedListings))
   .middleware(Authentication)
+  .addError(RateLimitedWire)
 {}
 
 export class CurationGroup extends HttpApiGroup.make("curation")
@@ -201,6 +208,7 @@ export class CurationGroup extends HttpApiGroup.make("curation")
       .addError(IdempotencyKeyReusedWire)
   )
   .middleware(Authentication)
+  .addError(RateLimitedWire)
 {}
 
 const errorRef = /^#\/components\/schemas\/Error\.([a-z_]+)$/
@@ -258,7 +266,6 @@ export class MarketplaceApi extends HttpApi.make("marketplace")
   .add(AccountGroup)
   .add(CurationGroup)
   .addError(InternalErrorWire)
-  .addError(RateLimitedWire)
   .prefix("/api/v1")
   .annotateContext(
     OpenApi.annotations({
