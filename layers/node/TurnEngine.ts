@@ -40,16 +40,6 @@ interface ConversationState {
 /** Conversations remembered as existing (none is ever deleted yet); bounded, so the memory does not grow. */
 const knownConversations = 4096
 
-const replyRow = (conversationId: string, taskId: string): NewMessage => ({
-  conversationId,
-  role: "assistant",
-  origin: null,
-  channel: null,
-  status: "writing",
-  taskId,
-  blocks: []
-})
-
 
 export const make = (settings: TurnSettings) =>
   Effect.gen(function*() {
@@ -159,7 +149,7 @@ export const make = (settings: TurnSettings) =>
       Effect.gen(function*() {
         const { conversationId } = waiting.submission
         const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete" })
-        const reply = yield* store.insertMessage(replyRow(conversationId, waiting.taskId))
+        const reply = yield* store.insertMessage(Checkpoints.replyRow(conversationId, waiting.taskId))
         return yield* startTurn(state, waiting.submission, waiting.taskId, user.entry, reply)
       })
 
@@ -249,7 +239,7 @@ export const make = (settings: TurnSettings) =>
             }
             // A message that starts a turn is stored with its reply in one transaction.
             const [user, reply] = steering === "start"
-              ? yield* store.insertMessages(conversationId, [userRow, replyRow(conversationId, taskId!)])
+              ? yield* store.insertMessages(conversationId, [userRow, Checkpoints.replyRow(conversationId, taskId!)])
               : [yield* store.insertMessage(userRow)]
             if (user === undefined) return yield* Effect.dieMessage("The message was not stored")
             yield* audit.append({

@@ -5,7 +5,7 @@
  */
 import { Array as Arr, Chunk, Duration, Effect, Queue } from "effect"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
-import type { Checkpoint, ConversationStore } from "../../../services/node/ConversationStore.js"
+import type { Checkpoint, ConversationStore, NewMessage } from "../../../services/node/ConversationStore.js"
 import type { TurnEvent } from "../../../services/node/TurnEngine.js"
 import type { Status, Turn } from "./Turn.js"
 
@@ -99,3 +99,14 @@ export const make = (store: ConversationStore["Type"]) =>
 
     return { mark, flush } satisfies Checkpoints
   })
+
+/** The assistant's row a turn writes its reply into, empty and `writing` until the turn checkpoints it. */
+export const replyRow = (conversationId: string, taskId: string): NewMessage => ({
+  conversationId,
+  role: "assistant",
+  origin: null,
+  channel: null,
+  status: "writing",
+  taskId,
+  blocks: []
+})
