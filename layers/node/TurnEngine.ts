@@ -14,6 +14,7 @@ import { AuditLog } from "../../services/node/AuditLog.js"
 import { ConversationNotFound, LastEventIdInvalid } from "../../services/node/ConversationErrors.js"
 import { ConversationStore, type NewMessage } from "../../services/node/ConversationStore.js"
 import { ModelProvider } from "../../services/node/ModelProvider.js"
+import { PackageTools } from "../../services/node/PackageTools.js"
 import { decide } from "../../services/node/Steering.js"
 import { Transactions } from "../../services/node/Transactions.js"
 import { type Submission, type Ticket, TurnEngine, type TurnEvent } from "../../services/node/TurnEngine.js"
@@ -46,6 +47,8 @@ export const make = (settings: TurnSettings) =>
     const store = yield* ConversationStore
     const audit = yield* AuditLog
     const model = yield* ModelProvider
+    // Optional: an engine without packages (tests of the engine alone) offers only its own tools.
+    const packageTools = yield* Effect.serviceOption(PackageTools)
     const transactions = yield* Transactions
     const turns = yield* FiberSet.make<void>()
     /**
@@ -177,7 +180,15 @@ export const make = (settings: TurnSettings) =>
         case "host_control":
           return hostControl.run(turn, input)
         default:
-          return Effect.succeed({ status: "failed" as const, output: { error: `unknown tool ${name}` } })
+          return Option.match(packageTools, {
+            onNone: () => Effect.succeed({ status: "failed" as const, output: { error: `unknown tool ${name}` } }),
+            onSome: (tools) =>
+              tools.call(
+                { taskId: turn.taskId, conversationId: turn.conversationId, origin: turn.origin, channel: turn.channel },
+                name,
+                input
+              )
+          })
       }
     }
 
@@ -187,6 +198,7 @@ export const make = (settings: TurnSettings) =>
       checkpoints,
       wallClock: settings.wallClock,
       runTool,
+      packageTools: Option.match(packageTools, { onNone: () => Effect.succeed([]), onSome: (tools) => tools.offered }),
       ended,
       nextSteers: (turn) =>
         locked(turn.conversationId, () =>
@@ -235,7 +247,8 @@ export const make = (settings: TurnSettings) =>
               channel: caller.channel,
               status: steering === "wait" || steering === "interrupt" ? "waiting" : "complete",
               taskId,
-              blocks
+              blocks,
+              ...(submission.hostWritten === undefined ? {} : { hostWritten: submission.hostWritten })
             }
             // A message that starts a turn is stored with its reply in one transaction.
             const [user, reply] = steering === "start"
@@ -361,12 +374,28 @@ export const make = (settings: TurnSettings) =>
 
     const emergencyStop: TurnEngine["Type"]["emergencyStop"] = (caller) =>
       Effect.gen(function*() {
-        const counts = yield* stopEverything(Agent.notes.emergency)
+        const stopped = yield* stopEverything(Agent.notes.emergency)
+        // The turns' calls were cancelled with them; what still runs of the package services is stopped too.
+        const commands = yield* Option.match(packageTools, { onNone: () => Effect.succeed(0), onSome: (t) => t.stopAll })
+        const counts = { ...stopped, commands }
         yield* audit.append({ kind: "emergency-stop", surface: caller.surface, channel: caller.channel, detail: counts })
         return counts
       })
 
     const shutdown = Effect.zipRight(Ref.set(closing, true), stopEverything(Agent.notes.shutdown))
+
+    const continueTask: TurnEngine["Type"]["continueTask"] = (continuation) =>
+      Effect.gen(function*() {
+        if (yield* Ref.get(closing)) return null
+        const ticket = yield* submit({
+          conversationId: continuation.conversationId,
+          request: { text: `The person approved the step ${continuation.tool} of ${continuation.packageId}. Go on with the task.` },
+          caller: { surface: continuation.origin, channel: "text" },
+          route: "wait",
+          hostWritten: { kind: "host-continuation", version: 1 }
+        })
+        return ticket.taskId
+      }).pipe(Effect.catchAll(() => Effect.succeed(null)))
 
     yield* Recovery.recover(store)
     yield* questions.resumeExpiries
@@ -380,6 +409,7 @@ export const make = (settings: TurnSettings) =>
       stop,
       emergencyStop,
       shutdown,
+      continueTask,
       isRunning: (conversationId) =>
         Effect.map(Ref.get(states), (map) => Option.exists(HashMap.get(map, conversationId), (s) => s.running !== undefined)),
       answerHostControl: hostControl.answer,

@@ -59,7 +59,16 @@ export const Block = Schema.Union(
     name: Schema.String,
     input: Schema.Unknown,
     output: Schema.optional(Schema.Unknown),
-    status: Schema.Literal("running", "done", "failed")
+    status: Schema.Literal("running", "done", "failed"),
+    // A package tool's call (docs/decisions.md, "Package tools in turns"): which package, its risk class, a
+    // short line for people, and what became of it when it did not simply run.
+    packageId: Schema.optional(Schema.String),
+    risk: Schema.optional(Schema.String),
+    summary: Schema.optional(Schema.String),
+    outcome: Schema.optional(Schema.Literal("unknown-effect", "approval-required", "denied", "not-sent")),
+    code: Schema.optional(Schema.String),
+    effectId: Schema.optional(Schema.String),
+    approvalId: Schema.optional(Schema.String)
   }),
   Schema.Struct({ type: Schema.Literal("references"), version: Schema.Literal(1), items: Schema.Array(Ref) }),
   Schema.Struct({

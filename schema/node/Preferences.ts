@@ -12,7 +12,8 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { DateTimeString } from "../common/Text.js"
 import { refusals } from "./Errors.js"
-import { Authenticated, PersonOnly } from "./Security.js"
+import { RiskClass } from "./Manifest.js"
+import { Authenticated, PersonOnly, Surface } from "./Security.js"
 
 /** Body of every preference write. The value is checked by the handler against the preference's Schema. */
 export const PreferenceWrite = Schema.Struct({
@@ -49,6 +50,30 @@ export const InstallModePreference = preferenceState("execution.installs", Insta
   identifier: "InstallModePreference"
 })
 
+/**
+ * `execution.denyRules` (the spec names deny rules without a shape; docs/decisions.md, "Execution policy"): a
+ * package tool call that matches every field a rule gives is refused, whatever its origin, the execution mode
+ * or an approval says. A rule naming only a package is a prohibition of the whole package.
+ */
+export const DenyRule = Schema.Struct({
+  package: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(214))),
+  tool: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))),
+  risk: Schema.optional(RiskClass),
+  origins: Schema.optional(Schema.Array(Surface).pipe(Schema.minItems(1), Schema.maxItems(6)))
+}).pipe(
+  Schema.filter((rule) =>
+    rule.package !== undefined || rule.tool !== undefined || rule.risk !== undefined || rule.origins !== undefined ||
+    "a deny rule must name at least one of package, tool, risk or origins"
+  )
+).annotations({ identifier: "DenyRule" })
+export type DenyRule = typeof DenyRule.Type
+
+export const DenyRules = Schema.Array(DenyRule).pipe(Schema.maxItems(200)).annotations({ identifier: "DenyRules" })
+
+export const DenyRulesPreference = preferenceState("execution.denyRules", DenyRules).annotations({
+  identifier: "DenyRulesPreference"
+})
+
 /** `execution.machineTurns` is not person-only: a token holder can change it (the spec says so). */
 export class PreferencesGroup extends HttpApiGroup.make("preferences")
   .add(
@@ -63,6 +88,14 @@ export class PreferencesGroup extends HttpApiGroup.make("preferences")
     HttpApiEndpoint.put("setInstallMode", "/preferences/execution.installs")
       .setPayload(PreferenceWrite)
       .addSuccess(InstallModePreference)
+      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID"))
+      .middleware(PersonOnly)
+  )
+  // Person-only: a machine surface removing a deny rule would allow itself what the person refused.
+  .add(
+    HttpApiEndpoint.put("setDenyRules", "/preferences/execution.denyRules")
+      .setPayload(PreferenceWrite)
+      .addSuccess(DenyRulesPreference)
       .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID"))
       .middleware(PersonOnly)
   )

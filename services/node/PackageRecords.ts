@@ -39,6 +39,8 @@ export class PackageRecords extends Context.Tag("clark/node/PackageRecords")<Pac
   readonly localSources: Effect.Effect<ReadonlyArray<LocalSource>>
   readonly installed: Effect.Effect<ReadonlyArray<InstalledPackage>>
   readonly installedOne: (packageId: string) => Effect.Effect<Option.Option<InstalledPackage>>
+  /** Grows with every install this process recorded: readers of `installed` know when to read again. */
+  readonly revision: Effect.Effect<number>
   /** Records the install (replacing another version) and, for an approved one, its event, in one transaction. */
   readonly recordInstall: (pkg: InstalledPackage, approvalId: string | null) => Effect.Effect<void>
   /** Records the approval and its `asked` event, in one transaction. */

@@ -37,6 +37,16 @@ export interface Submission {
   readonly request: MessageRequest
   readonly caller: Caller
   readonly route: Route
+  /** A message the node writes itself (a continuation after an approval), marked so in the timeline. */
+  readonly hostWritten?: { readonly kind: string; readonly version: number } | undefined
+}
+
+/** A task approval's grant, as the engine continues its task. */
+export interface Continuation {
+  readonly conversationId: string
+  readonly origin: Caller["surface"]
+  readonly packageId: string
+  readonly tool: string
 }
 
 /** What the engine did with a message. */
@@ -99,6 +109,12 @@ export class TurnEngine extends Context.Tag("clark/node/TurnEngine")<TurnEngine,
    */
   readonly shutdown: Effect.Effect<StopCounts>
   readonly isRunning: (conversationId: string) => Effect.Effect<boolean>
+  /**
+   * Runs a task again after the person granted its approval: the node writes the user message that starts the
+   * run itself (`hostWritten: host-continuation`), under the task's origin. Answers the run's task, or null when
+   * the node did not accept it (the conversation is gone, the node is shutting down): then nothing ran.
+   */
+  readonly continueTask: (continuation: Continuation) => Effect.Effect<string | null>
   readonly answerHostControl: (
     controlId: string,
     ran: boolean,

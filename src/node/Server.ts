@@ -8,12 +8,14 @@ import * as FsPackageFolders from "../../layers/node/fs/FsPackageFolders.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
 import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
+import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as SqlPackageRecords from "../../layers/node/sql/SqlPackageRecords.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
 import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
+import * as SqlTaskApprovals from "../../layers/node/sql/SqlTaskApprovals.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import { NodeApi } from "../../schema/node/Api.js"
@@ -24,6 +26,7 @@ import type { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import type { SecretBroker } from "../../services/node/SecretBroker.js"
 import { MarketplaceCatalog } from "../../services/node/MarketplaceCatalog.js"
 import { RegistryPackages } from "../../services/node/RegistryPackages.js"
+import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
@@ -49,6 +52,8 @@ export interface NodeOptions {
   readonly marketplaceUrl?: string | null | undefined
   /** The npm registry of marketplace packages; `undefined` reads CC_REGISTRY_URL, `null` has none. */
   readonly registryUrl?: string | null | undefined
+  /** Service packages' processes; `undefined` builds the MCP runtime from CC_SERVICE_* settings. */
+  readonly serviceRuntime?: Layer.Layer<ServiceRuntime> | undefined
   /** The tile fetcher; tests replace it to see how the node answers each of its outcomes. */
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
@@ -62,7 +67,8 @@ export const ServicesLive = (options: NodeOptions) => {
     SqlPreferenceStore.layer,
     SqlTransactions.layer,
     SqlArtifactStore.layer({ dataDir: options.dataDir }),
-    SqlPackageRecords.layer
+    SqlPackageRecords.layer,
+    SqlTaskApprovals.layer
   ).pipe(Layer.provideMerge(database))
   const secrets = FileSecretBroker.layer(options.dataDir)
   // The same `stores` and `secrets` values below: layers are shared by reference, so one database, one broker.
@@ -130,7 +136,27 @@ export const ServicesLive = (options: NodeOptions) => {
     ),
     Layer.provide(stores)
   )
-  return Layer.merge(engine, packages).pipe(Layer.provideMerge(base))
+  // Service packages run as MCP processes; the SDK is loaded by the first tool call that needs a service.
+  const runtime = onFirstUse(
+    ServiceRuntime,
+    () =>
+      options.serviceRuntime !== undefined
+        ? Promise.resolve(options.serviceRuntime)
+        : import("../../layers/node/services/McpServiceRuntime.js").then((McpServiceRuntime) =>
+          Layer.unwrapEffect(Effect.map(Effect.orDie(McpServiceRuntime.SettingsConfig), (settings) =>
+            McpServiceRuntime.layer({ ...settings, dataDir: path.join(options.dataDir, "package-data") })))
+        ),
+    (service) =>
+      ServiceRuntime.of({
+        tools: (pkg) => Effect.flatMap(service, (runtime) => runtime.tools(pkg)),
+        call: (pkg, call) => Effect.flatMap(service, (runtime) => runtime.call(pkg, call)),
+        stop: (packageId) => Effect.flatMap(service, (runtime) => runtime.stop(packageId)),
+        stopAll: Effect.flatMap(service, (runtime) => runtime.stopAll),
+        running: Effect.flatMap(service, (runtime) => runtime.running)
+      })
+  )
+  const tools = PackageToolsLive.layer().pipe(Layer.provideMerge(runtime), Layer.provide(stores))
+  return Layer.merge(engine, packages).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
 }
 
 export const ApiLive = (

@@ -307,7 +307,7 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("storeCredential", unbuilt)
       .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
-    handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt))
+    handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt))
 )
 
 describe("pending node handlers", () => {

@@ -8,12 +8,15 @@ import conversations from "./migrations/0001_conversations.js"
 import preferences from "./migrations/0002_preferences.js"
 import artifacts from "./migrations/0003_artifacts.js"
 import packages from "./migrations/0004_packages.js"
+import taskApprovals from "./migrations/0006_task_approvals.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
   "0002_preferences": preferences,
   "0003_artifacts": artifacts,
-  "0004_packages": packages
+  "0004_packages": packages,
+  // 0005 is the package credentials' connection states.
+  "0006_task_approvals": taskApprovals
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

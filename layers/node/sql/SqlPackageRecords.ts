@@ -1,6 +1,6 @@
 /** PackageRecords on the node's SQLite database; rows decoded with Schemas. */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { Clock, DateTime, Effect, Layer, Option, Ref, Schema } from "effect"
 import { Manifest } from "../../../schema/node/Manifest.js"
 import { ApprovalEvent, ApprovalStatus, InstallApproval } from "../../../schema/node/Package.js"
 import { Permission } from "../../../schema/marketplace/Package.js"
@@ -46,6 +46,7 @@ const toApproval = ({ id, ...row }: typeof ApprovalRow.Type): ApprovalRecord => 
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const revision = yield* Ref.make(0)
   const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))
 
   const approvals = (rows: ReadonlyArray<unknown>) => Effect.map(decodeAll(ApprovalRow)(rows), (list) => list.map(toApproval))
@@ -87,7 +88,7 @@ export const make = Effect.gen(function*() {
           pkg.installedAt
         )
       }
-    }).pipe(sql.withTransaction, Effect.orDie)
+    }).pipe(sql.withTransaction, Effect.zipLeft(Ref.update(revision, (n) => n + 1)), Effect.orDie)
 
   const insertApproval = (approval: ApprovalRecord) =>
     Effect.gen(function*() {
@@ -159,6 +160,7 @@ export const make = Effect.gen(function*() {
     localSources,
     installed,
     installedOne,
+    revision: Ref.get(revision),
     recordInstall,
     insertApproval,
     approval,

@@ -6,7 +6,7 @@
 import { Cause, Deferred, Duration, Effect, Exit, Option } from "effect"
 import type { MessageResult, Ref } from "../../../schema/node/Conversation.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
-import type { ModelEvent, ModelFailure, ModelMessage, ModelProvider } from "../../../services/node/ModelProvider.js"
+import type { ModelEvent, ModelFailure, ModelMessage, ModelProvider, ToolSpec } from "../../../services/node/ModelProvider.js"
 import type { TurnEventName } from "../../../services/node/TurnEngine.js"
 import type { Checkpoints } from "./Checkpoints.js"
 import { type ToolOutcome, tools } from "./Tools.js"
@@ -38,13 +38,15 @@ export interface Options {
   readonly checkpoints: Checkpoints
   readonly wallClock: Duration.Duration
   readonly runTool: (turn: Turn, name: string, input: unknown) => Effect.Effect<ToolOutcome>
+  /** The tools of installed packages offered beside the node's own (read once per turn). */
+  readonly packageTools: Effect.Effect<ReadonlyArray<ToolSpec & { readonly packageId: string; readonly risk: string }>>
   /** Takes the steered messages for the next round, or closes the turn to steering when there are none. */
   readonly nextSteers: (turn: Turn) => Effect.Effect<ReadonlyArray<string>>
   /** After the turn's `done` went out: the conversation moves on to its next waiting message. */
   readonly ended: (turn: Turn) => Effect.Effect<void>
 }
 
-export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wallClock }: Options) => {
+export const make = ({ checkpoints, ended, model, nextSteers, packageTools, runTool, store, wallClock }: Options) => {
   const emit = (turn: Turn, event: TurnEventName, data: unknown): void => {
     // Followers first: whatever this wakes is queued in this order, and the event is what a person waits for.
     publish(turn, nextEvent(turn, event, data))
@@ -77,7 +79,7 @@ export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wa
     )
 
   /** One call of the model: deltas go out as they come; tool calls are collected. */
-  const modelRound = (turn: Turn, messages: ReadonlyArray<ModelMessage>) =>
+  const modelRound = (turn: Turn, messages: ReadonlyArray<ModelMessage>, tools: ReadonlyArray<ToolSpec>) =>
     Effect.suspend(() => {
       const calls: Array<{ readonly id: string; readonly name: string; readonly input: unknown }> = []
       let text = ""
@@ -106,14 +108,18 @@ export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wa
   const agentLoop = (turn: Turn) =>
     Effect.gen(function*() {
       const messages = yield* history(turn)
+      const offered = yield* packageTools
+      const turnTools = offered.length === 0 ? tools : [...tools, ...offered]
       for (let round = 0; round < maxRounds; round++) {
-        const { calls, text } = yield* modelRound(turn, messages)
+        const { calls, text } = yield* modelRound(turn, messages, turnTools)
         if (calls.length > 0) {
           messages.push({ role: "assistant", text, toolCalls: calls })
           let endsTurn = false
           for (const call of calls) {
-            turn.blocks.push({ type: "tool", toolCallId: call.id, name: call.name, input: call.input, status: "running" })
-            emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input })
+            const pkg = offered.find((tool) => tool.name === call.name)
+            const about = pkg === undefined ? {} : { packageId: pkg.packageId, risk: pkg.risk }
+            turn.blocks.push({ type: "tool", toolCallId: call.id, name: call.name, input: call.input, status: "running", ...about })
+            emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input, ...about })
             const result = yield* runTool(turn, call.name, call.input)
             if (result.endsTurn === true) endsTurn = true
             replaceBlock(turn.blocks, (b) => b.type === "tool" && b.toolCallId === call.id, {
@@ -122,9 +128,16 @@ export const make = ({ checkpoints, ended, model, nextSteers, runTool, store, wa
               name: call.name,
               input: call.input,
               output: result.output,
-              status: result.status
+              status: result.status,
+              ...result.details
             })
-            emit(turn, "tool-end", { toolCallId: call.id, name: call.name, status: result.status, output: result.output })
+            emit(turn, "tool-end", {
+              toolCallId: call.id,
+              name: call.name,
+              status: result.status,
+              output: result.output,
+              ...result.details
+            })
             messages.push({ role: "tool", toolCallId: call.id, name: call.name, output: result.output })
           }
           yield* checkpoints.flush

@@ -1,11 +1,14 @@
 /** The node's own tools, offered to the model in every turn. */
 import type { ToolSpec } from "../../../services/node/ModelProvider.js"
+import type { CallDetails } from "../../../services/node/PackageTools.js"
 
 export interface ToolOutcome {
   readonly status: "done" | "failed"
   readonly output: unknown
   /** The turn ends after this tool (a question waits for the person's answer, which starts a new turn). */
-  readonly endsTurn?: boolean
+  readonly endsTurn?: boolean | undefined
+  /** A package tool's call: what the tool block and `tool-end` show besides the status. */
+  readonly details?: CallDetails | undefined
 }
 
 export const tools: ReadonlyArray<ToolSpec> = [

@@ -198,7 +198,7 @@ const mapping: Mapping = {
   ApprovalForged: () => refuse("APPROVAL_FORGED", "The digest is not the one this approval asked about"),
   ApprovalAlreadyDecided: (e) =>
     refuse("APPROVAL_ALREADY_DECIDED", `The approval was already decided (${e.status})`, { status: e.status }),
-  ApprovalExpired: () => refuse("APPROVAL_EXPIRED", "The approval expired before it was decided; nothing was installed"),
+  ApprovalExpired: () => refuse("APPROVAL_EXPIRED", "The approval expired before it was decided; nothing it asked for was done"),
   // Service packages (docs/decisions.md, "Service runtime"); `detail` stays in the log, never on the wire.
   ServiceUnreachable: (e) => refuse("SERVICE_UNREACHABLE", `The package's service could not be reached (${e.reason})`),
   ServiceToolFailed: (e) => refuse("SERVICE_TOOL_FAILED", `The tool ${quote(e.tool)} failed (${e.reason})`),

@@ -1,0 +1,343 @@
+/**
+ * PackageTools over the installed packages, the service runtime, the execution policy, task approvals and the
+ * effect ledger. The order of a call is the point: input checked, policy decided, service reached, ledger
+ * written, and only then the call sent; whatever happens after sending without a trustworthy answer leaves an
+ * unknown effect, also when the turn is interrupted in the middle.
+ */
+import canonicalize from "canonicalize"
+import { Clock, DateTime, Duration, Effect, Exit, Layer, Option, Ref, Schema, SynchronizedRef } from "effect"
+import { createHash } from "node:crypto"
+import type { Tool } from "../../../schema/node/Manifest.js"
+import { DenyRules, MachineTurns } from "../../../schema/node/Preferences.js"
+import { makeId } from "../../../services/common/Ids.js"
+import { AuditLog } from "../../../services/node/AuditLog.js"
+import { decide as policy } from "../../../services/node/ExecutionPolicy.js"
+import { Ledger, type UnknownReason } from "../../../services/node/Ledger.js"
+import {
+  ApprovalAlreadyDecided,
+  ApprovalExpired,
+  ApprovalForged,
+  ApprovalNotFound
+} from "../../../services/node/PackageErrors.js"
+import { type InstalledPackage, PackageRecords } from "../../../services/node/PackageRecords.js"
+import {
+  type CallContext,
+  type CallDetails,
+  type CallOutcome,
+  describe,
+  type OfferedTool,
+  PackageTools,
+  toolNames
+} from "../../../services/node/PackageTools.js"
+import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
+import { type ServiceCallError, ServiceRuntime, type ServiceToolResult } from "../../../services/node/ServiceRuntime.js"
+import { TaskApprovals } from "../../../services/node/TaskApprovals.js"
+import * as InputChecks from "./InputChecks.js"
+import { modelOutput } from "./ToolOutput.js"
+
+export interface Options {
+  /** A task approval nobody decided within this expires, ending its task (default one hour). */
+  readonly approvalTtl?: Duration.DurationInput | undefined
+}
+
+export const defaultApprovalTtl = Duration.hours(1)
+
+interface Entry {
+  readonly offered: OfferedTool
+  readonly pkg: InstalledPackage
+  readonly tool: Tool
+}
+
+interface Catalogue {
+  readonly revision: number
+  readonly offered: ReadonlyArray<OfferedTool>
+  readonly byName: ReadonlyMap<string, Entry>
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+/** What the person is asked to approve, as one digest: the tool of the package, the whole input, the package bytes. */
+export const operationDigest = (packageId: string, tool: string, input: unknown, packageDigest: string) =>
+  `sha256:${sha256(canonicalize(["tool-call", `${packageId}/${tool}`, input ?? null, packageDigest]) ?? "")}`
+
+const bare = (packageId: string) => packageId.replace(/^@[^/]+\//, "")
+
+/** The wire code of each way a sent call can fail, and the reason its effect is unknown. */
+const failures: Record<ServiceCallError["_tag"], { readonly code: string; readonly reason: UnknownReason }> = {
+  ServiceTimedOut: { code: "SERVICE_TIMED_OUT", reason: "timed-out" },
+  ServiceCancelled: { code: "SERVICE_CANCELLED", reason: "cancelled" },
+  ServiceUnreachable: { code: "SERVICE_UNREACHABLE", reason: "unreachable" },
+  ServiceToolFailed: { code: "SERVICE_TOOL_FAILED", reason: "tool-failed" },
+  ServiceToolNotOffered: { code: "RESOURCE_NOT_FOUND", reason: "tool-failed" }
+}
+
+const messages: Record<string, string> = {
+  INVALID_INPUT: "The input does not fit the tool's schema; nothing was sent.",
+  POLICY_REFUSED: "A deny rule of the person refuses this step; it was not run.",
+  APPROVAL_REQUIRED: "The person must approve this step first; the task waits for their decision. Do not retry it.",
+  LEDGER_UNAVAILABLE: "The effect ledger cannot be written, so the step was not sent.",
+  SERVICE_UNREACHABLE: "The package's service could not be reached.",
+  SERVICE_TIMED_OUT: "The tool did not answer in time.",
+  SERVICE_CANCELLED: "The call was cancelled.",
+  SERVICE_TOOL_FAILED: "The tool failed.",
+  RESOURCE_NOT_FOUND: "The package's service does not offer this tool."
+}
+
+export const make = (options: Options = {}) =>
+  Effect.gen(function*() {
+    const records = yield* PackageRecords
+    const runtime = yield* ServiceRuntime
+    const ledger = yield* Ledger
+    const approvals = yield* TaskApprovals
+    const preferences = yield* PreferenceStore
+    const audit = yield* AuditLog
+    const checks = yield* InputChecks.make
+    const approvalTtl = Duration.decode(options.approvalTtl ?? defaultApprovalTtl)
+    /** Whether a service was ever asked for: stopping all of them needs no runtime before that. */
+    const used = yield* Ref.make(false)
+    const catalogue = yield* SynchronizedRef.make<Catalogue | undefined>(undefined)
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))
+
+    /** Read again only after an install: a turn's start reads no table for its tools. */
+    const current = SynchronizedRef.modifyEffect(catalogue, (cached) =>
+      Effect.gen(function*() {
+        const revision = yield* records.revision
+        if (cached !== undefined && cached.revision === revision) return [cached, cached] as const
+        const installed = yield* records.installed
+        const tools = installed.flatMap((pkg) =>
+          pkg.manifest.facets.some((facet) => facet.kind === "service")
+            // Job tools run as background jobs (their own routes), never inside a turn's call.
+            ? (pkg.manifest.tools ?? []).filter((tool) => tool.execution === undefined).map((tool) => ({ pkg, tool }))
+            : []
+        )
+        const names = toolNames(tools.map(({ pkg, tool }) => ({ packageId: pkg.packageId, tool: tool.name })), sha256)
+        const byName = new Map<string, Entry>()
+        const offered = tools.map(({ pkg, tool }, i): OfferedTool => {
+          const entry: Entry = {
+            pkg,
+            tool,
+            offered: {
+              name: names[i]!,
+              description: describe(tool),
+              inputSchema: tool.inputSchema as Record<string, unknown>,
+              packageId: pkg.packageId,
+              tool: tool.name,
+              risk: tool.risk
+            }
+          }
+          byName.set(entry.offered.name, entry)
+          return entry.offered
+        })
+        const next: Catalogue = { revision, offered, byName }
+        return [next, next] as const
+      }))
+
+    const preference = <A, I>(key: string, schema: Schema.Schema<A, I>, fallback: A) =>
+      Effect.map(
+        preferences.get(key),
+        (state) =>
+          Option.getOrElse(
+            Option.flatMap(state, (s) => Schema.decodeUnknownOption(schema)(s.value)),
+            () => fallback
+          )
+      )
+
+    const refusal = (
+      details: Omit<CallDetails, "summary" | "packageId" | "risk">,
+      entry: Entry,
+      extra: Record<string, unknown> = {},
+      endsTurn = false
+    ): CallOutcome => ({
+      status: "failed",
+      endsTurn,
+      output: { error: details.code, message: messages[details.code ?? ""] ?? "The step failed.", ...extra },
+      details: {
+        packageId: entry.pkg.packageId,
+        risk: entry.tool.risk,
+        summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}: ${details.outcome ?? "failed"}`,
+        ...details
+      }
+    })
+
+    const record = (context: CallContext, kind: string, entry: Entry, detail: Record<string, unknown>) =>
+      audit.append({
+        kind,
+        conversationId: context.conversationId,
+        surface: context.origin,
+        // An action the agent took while answering something spoken is not the person speaking.
+        channel: context.channel === "voice" ? "voice-agent" : context.channel,
+        detail: { taskId: context.taskId, packageId: entry.pkg.packageId, tool: entry.tool.name, ...detail }
+      })
+
+    const ask = (context: CallContext, entry: Entry, input: unknown, digest: string) =>
+      Effect.gen(function*() {
+        const approvalId = yield* makeId("tap")
+        const requested = yield* Clock.currentTimeMillis
+        yield* approvals.insert({
+          approvalId,
+          taskId: context.taskId,
+          conversationId: context.conversationId,
+          origin: context.origin,
+          packageId: entry.pkg.packageId,
+          packageDigest: entry.pkg.digest,
+          tool: entry.tool.name,
+          risk: entry.tool.risk,
+          input,
+          operationDigest: digest,
+          status: "asked",
+          requestedAt: DateTime.formatIso(DateTime.unsafeMake(requested)),
+          expiresAt: DateTime.formatIso(DateTime.unsafeMake(requested + Duration.toMillis(approvalTtl))),
+          decidedAt: null,
+          continuedAs: null
+        })
+        yield* record(context, "task-approval-asked", entry, { approvalId, operationDigest: digest })
+        return refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
+      })
+
+    /** Sends the call; a call with an effect is answered in the ledger, or left unknown. */
+    const send = (context: CallContext, entry: Entry, input: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        const pkg = { packageId: entry.pkg.packageId, digest: entry.pkg.digest, cachePath: entry.pkg.cachePath, manifest: entry.pkg.manifest }
+        yield* Ref.set(used, true)
+        // Reaching the service first: a service that cannot start has been sent nothing, so no effect is left.
+        const served = yield* Effect.either(runtime.tools(pkg))
+        if (served._tag === "Left") return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry)
+        if (!served.right.some((tool) => tool.name === entry.tool.name)) {
+          return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
+        }
+        const effect = entry.tool.risk === "read"
+          ? undefined
+          : yield* Effect.either(ledger.record({
+            taskId: context.taskId,
+            conversationId: context.conversationId,
+            packageId: entry.pkg.packageId,
+            packageDigest: entry.pkg.digest,
+            tool: entry.tool.name,
+            risk: entry.tool.risk,
+            origin: context.origin,
+            input,
+            summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}`
+          }))
+        if (effect?._tag === "Left") return refusal({ outcome: "not-sent", code: "LEDGER_UNAVAILABLE" }, entry)
+        const effectId = effect?.right.effectId
+        const exit = yield* runtime.call(pkg, { tool: entry.tool.name, input }).pipe(
+          // A stopped turn cancels the call over MCP; whether the tool acted by then is unknown.
+          Effect.onInterrupt(() => effectId === undefined ? Effect.void : Effect.ignore(ledger.unknown(effectId, "cancelled"))),
+          Effect.exit
+        )
+        if (Exit.isSuccess(exit)) {
+          const result: ServiceToolResult = exit.value
+          if (effectId !== undefined) {
+            yield* ledger.answer(effectId, { isError: result.isError, output: modelOutput(result) }).pipe(
+              Effect.catchAll(() => Effect.logWarning("The answer of an effect could not be recorded; it stays sent"))
+            )
+          }
+          yield* record(context, "tool-call", entry, { status: result.isError ? "failed" : "done", effectId })
+          return {
+            status: result.isError ? "failed" : "done",
+            output: modelOutput(result),
+            details: {
+              packageId: entry.pkg.packageId,
+              risk: entry.tool.risk,
+              summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}: ${result.isError ? "the tool reported a failure" : "done"}`,
+              ...(effectId === undefined ? {} : { effectId })
+            }
+          } satisfies CallOutcome
+        }
+        const error = yield* Effect.orDie(Effect.flip(Effect.suspend(() => exit)))
+        const { code, reason } = failures[error._tag]
+        if (effectId === undefined) {
+          yield* record(context, "tool-call", entry, { status: "failed", code })
+          return refusal({ code }, entry)
+        }
+        yield* ledger.unknown(effectId, reason).pipe(
+          Effect.catchAll(() => Effect.logWarning("An unknown effect could not be recorded; start-up will find it sent"))
+        )
+        yield* record(context, "tool-call", entry, { status: "unknown", code, effectId })
+        // The task waits as uncertain: it never tries the action again by itself.
+        return refusal({ outcome: "unknown-effect", code, effectId }, entry, {
+          effectId,
+          mayHaveRun: true,
+          note: "Whether it took effect is unknown; the person will be asked. Do not try it again."
+        }, true)
+      })
+
+    const call = (context: CallContext, name: string, input: unknown) =>
+      Effect.gen(function*() {
+        const entry = (yield* current).byName.get(name)
+        if (entry === undefined) {
+          return {
+            status: "failed",
+            output: { error: "RESOURCE_NOT_FOUND", message: `No tool ${name} is offered.` },
+            details: { packageId: "", risk: "read", summary: `${name}: not offered`, outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }
+          } satisfies CallOutcome
+        }
+        const problem = yield* checks.check(entry.pkg.digest, entry.tool, input)
+        if (problem !== undefined) {
+          return refusal({ outcome: "not-sent", code: "INVALID_INPUT" }, entry, { problem })
+        }
+        const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
+        const granted = yield* approvals.grantedFor(context.conversationId, digest)
+        const verdict = policy(
+          { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk },
+          {
+            machineTurns: yield* preference("execution.machineTurns", MachineTurns, "default"),
+            denyRules: yield* preference("execution.denyRules", DenyRules, []),
+            granted: Option.isSome(granted)
+          }
+        )
+        switch (verdict._tag) {
+          case "Deny":
+            yield* record(context, "tool-denied", entry, { rule: verdict.rule })
+            return refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry)
+          case "Ask":
+            return yield* ask(context, entry, input, digest)
+          case "Run":
+            if (Option.isSome(granted)) {
+              // Approving one step approves nothing else: the grant is spent by this call.
+              const spent = yield* approvals.transition(granted.value.approvalId, ["granted"], "used", yield* now)
+              if (!spent) return yield* ask(context, entry, input, digest)
+            }
+            return yield* send(context, entry, input as Record<string, unknown>)
+        }
+      })
+
+    const decide: PackageTools["Type"]["decide"] = (taskId, approvalId, decision, digest) =>
+      Effect.gen(function*() {
+        const found = yield* approvals.get(approvalId)
+        if (Option.isNone(found) || found.value.taskId !== taskId) return yield* new ApprovalNotFound({ approvalId })
+        const approval = found.value
+        if (digest !== approval.operationDigest) return yield* new ApprovalForged({ approvalId })
+        const at = yield* now
+        if (approval.status === "asked" && at >= approval.expiresAt) {
+          yield* approvals.transition(approvalId, ["asked"], "expired", at)
+          return yield* new ApprovalExpired({ approvalId })
+        }
+        const moved = yield* approvals.transition(approvalId, ["asked"], decision, at)
+        if (!moved) {
+          const now = Option.getOrElse(yield* approvals.get(approvalId), () => approval)
+          return yield* now.status === "expired"
+            ? new ApprovalExpired({ approvalId })
+            : new ApprovalAlreadyDecided({ approvalId, status: now.status })
+        }
+        yield* audit.append({
+          kind: "task-approval-decided",
+          conversationId: approval.conversationId,
+          surface: "person",
+          detail: { approvalId, taskId, decision, origin: approval.origin, tool: approval.tool, packageId: approval.packageId }
+        })
+        return { ...approval, status: decision, decidedAt: at }
+      })
+
+    return PackageTools.of({
+      offered: Effect.map(current, (c) => c.offered),
+      lookup: (name) => Effect.map(current, (c) => Option.map(Option.fromNullable(c.byName.get(name)), (e) => e.offered)),
+      call,
+      decide,
+      continued: approvals.continued,
+      stopAll: Effect.flatMap(Ref.get(used), (was) => (was ? runtime.stopAll : Effect.succeed(0)))
+    })
+  })
+
+export const layer = (options: Options = {}) =>
+  Layer.effect(PackageTools, make(options))

@@ -1,0 +1,57 @@
+/** TaskApprovals on the node's SQLite database; rows decoded with Schemas. */
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, Option, Schema } from "effect"
+import { RiskClass } from "../../../schema/node/Manifest.js"
+import { Surface } from "../../../schema/node/Security.js"
+import { type TaskApproval, TaskApprovals } from "../../../services/node/TaskApprovals.js"
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  taskId: Schema.String,
+  conversationId: Schema.String,
+  origin: Surface,
+  packageId: Schema.String,
+  packageDigest: Schema.String,
+  tool: Schema.String,
+  risk: RiskClass,
+  input: Schema.parseJson(Schema.Unknown),
+  operationDigest: Schema.String,
+  status: Schema.Literal("asked", "granted", "used", "denied", "expired"),
+  requestedAt: Schema.String,
+  expiresAt: Schema.String,
+  decidedAt: Schema.NullOr(Schema.String),
+  continuedAs: Schema.NullOr(Schema.String)
+})
+
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const toApproval = ({ id, ...row }: typeof Row.Type): TaskApproval => ({ approvalId: id, ...row })
+
+export const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+    query.pipe(Effect.flatMap(decodeRows), Effect.map((list) => list.map(toApproval)), Effect.orDie)
+  const first = <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+    Effect.map(rows(query), (list) => Option.fromNullable(list[0]))
+
+  return TaskApprovals.of({
+    insert: ({ approvalId, ...approval }) =>
+      Effect.flatMap(Schema.encode(Row)({ id: approvalId, ...approval }), (row) =>
+        sql`INSERT INTO task_approvals ${sql.insert(row)}`).pipe(Effect.asVoid, Effect.orDie),
+    get: (approvalId) => first(sql`SELECT * FROM task_approvals WHERE id = ${approvalId}`),
+    waiting: rows(sql`SELECT * FROM task_approvals WHERE status = 'asked' ORDER BY requested_at, id`),
+    grantedFor: (conversationId, operationDigest) =>
+      first(sql`SELECT * FROM task_approvals WHERE status = 'granted' AND conversation_id = ${conversationId}
+        AND operation_digest = ${operationDigest} ORDER BY decided_at LIMIT 1`),
+    transition: (approvalId, from, to, at) =>
+      sql`UPDATE task_approvals SET status = ${to}, decided_at = COALESCE(decided_at, ${at})
+        WHERE id = ${approvalId} AND ${sql.in("status", from)} RETURNING id`.pipe(
+        Effect.map((changed) => changed.length === 1),
+        Effect.orDie
+      ),
+    continued: (approvalId, taskId) =>
+      sql`UPDATE task_approvals SET continued_as = ${taskId} WHERE id = ${approvalId}`.pipe(Effect.asVoid, Effect.orDie),
+    list: (limit) => rows(sql`SELECT * FROM task_approvals ORDER BY requested_at DESC, id DESC LIMIT ${limit}`)
+  })
+})
+
+export const layer = Layer.effect(TaskApprovals, make)
