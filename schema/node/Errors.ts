@@ -132,6 +132,8 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
     )
   },
   APPROVAL_ALREADY_DECIDED: { status: Schema.optional(Schema.String) },
+  /** What the effect is instead of unknown: answered, confirmed, did-not-happen (or still sent). */
+  EFFECT_NOT_UNKNOWN: { status: Schema.optional(Schema.String) },
   POLICY_REFUSED: { reason: Schema.optional(Schema.String) },
   REFERENCE_NOT_AVAILABLE: {
     reference: Schema.Struct({ kind: Schema.String, id: Schema.String })

@@ -382,7 +382,7 @@ export class WorkGroup extends HttpApiGroup.make("work")
       .setPath(EffectPath)
       .setPayload(ReconcileRequest)
       .addSuccess(Reconciled)
-      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "EFFECT_NOT_UNKNOWN", "NOT_IMPLEMENTED"))
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "EFFECT_NOT_UNKNOWN", "LEDGER_UNAVAILABLE", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
   .add(

@@ -9,6 +9,7 @@ import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
 import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
+import * as SqlLedger from "../../layers/node/ledger/SqlLedger.js"
 import * as SqlPackageRecords from "../../layers/node/sql/SqlPackageRecords.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
@@ -35,6 +36,7 @@ import { PackagesLive } from "./handlers/Packages.js"
 import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
+import { WorkLive } from "./handlers/Work.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
 import { createServer } from "./http/ClientError.js"
 import { ErrorMappingLive } from "./http/ErrorMapping.js"
@@ -58,7 +60,7 @@ export interface NodeOptions {
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
 
-/** Identity, database, audit, stores, secrets, tiles, media, model and turn engine of a data dir. */
+/** Identity, database, audit, stores, effect ledger, secrets, tiles, media, model and turn engine of a data dir. */
 export const ServicesLive = (options: NodeOptions) => {
   const database = NodeDatabase.layer(options.dataDir)
   const stores = Layer.mergeAll(
@@ -68,7 +70,9 @@ export const ServicesLive = (options: NodeOptions) => {
     SqlTransactions.layer,
     SqlArtifactStore.layer({ dataDir: options.dataDir }),
     SqlPackageRecords.layer,
-    SqlTaskApprovals.layer
+    SqlTaskApprovals.layer,
+    // Its own file with synchronous commits; the main database only for the notices of unknown effects.
+    SqlLedger.layer(options.dataDir)
   ).pipe(Layer.provideMerge(database))
   const secrets = FileSecretBroker.layer(options.dataDir)
   // The same `stores` and `secrets` values below: layers are shared by reference, so one database, one broker.
@@ -172,6 +176,7 @@ export const ApiLive = (
       MapsLive,
       PreferencesLive,
       PackagesLive,
+      WorkLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

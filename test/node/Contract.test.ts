@@ -307,7 +307,16 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("storeCredential", unbuilt)
       .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
-    handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt))
+    handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt)),
+  // Built in src/node/handlers/Work.ts (reconcile); its other routes still answer 501 there too.
+  HttpApiBuilder.group(NodeApi, "work", (handlers) =>
+    handlers
+      .handle("list", unbuilt)
+      .handle("retry", unbuilt)
+      .handle("cancel", unbuilt)
+      .handle("activity", unbuilt)
+      .handle("reconcile", unbuilt)
+      .handle("decideTaskApproval", unbuilt))
 )
 
 describe("pending node handlers", () => {

@@ -43,6 +43,7 @@ import {
   SignatureInvalid,
   TarballRefused
 } from "../../services/node/PackageErrors.js"
+import { EffectNotFound, EffectNotUnknown, LedgerUnavailable } from "../../services/node/LedgerErrors.js"
 import { NotImplementedYet } from "../../services/node/PendingErrors.js"
 import {
   ServiceCancelled,
@@ -182,6 +183,10 @@ const rows: ReadonlyArray<Row> = [
   [new ServiceTimedOut({ packageId: "p", tool: "save_note", timeoutMillis: 30000 }), 504, "SERVICE_TIMED_OUT", {}],
   [new ServiceCancelled({ packageId: "p", tool: "save_note", by: "stop" }), 409, "SERVICE_CANCELLED", {}],
   [new ServiceToolNotOffered({ packageId: "p", tool: "rm_rf" }), 404, "RESOURCE_NOT_FOUND", {}],
+  // The effect ledger
+  [new LedgerUnavailable({ operation: "record", detail: "SqliteError: attempt to write a readonly database" }), 503, "LEDGER_UNAVAILABLE", {}],
+  [new EffectNotFound({ effectId: "eff_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new EffectNotUnknown({ effectId: "eff_1", status: "confirmed" }), 409, "EFFECT_NOT_UNKNOWN", { status: "confirmed" }],
   [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
 ]
 
@@ -248,6 +253,9 @@ describe("toNodeError", () => {
       ServiceTimedOut: true,
       ServiceCancelled: true,
       ServiceToolNotOffered: true,
+      LedgerUnavailable: true,
+      EffectNotFound: true,
+      EffectNotUnknown: true,
       NotImplementedYet: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))
@@ -272,6 +280,11 @@ describe("toNodeError", () => {
   it("never tells the secret store's reason or a provider's URL to the client", () => {
     const message = toNodeError(new SecretStoreUnavailable({ reason: "EACCES /data/secrets.json" })).message
     expect(message).not.toContain("secrets.json")
+  })
+
+  it("never tells the ledger database's words to the client", () => {
+    const mapped = toNodeError(new LedgerUnavailable({ operation: "record", detail: "SqliteError: /data/ledger.sqlite" }))
+    expect(JSON.stringify([mapped.message, mapped.members])).not.toContain("ledger.sqlite")
   })
 
   it.effect("`wire` turns a service call's domain failure into the route's wire error", () =>

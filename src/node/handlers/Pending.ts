@@ -46,15 +46,6 @@ export const InboxPending = HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
     .handle("removeSkippedVersion", notYet)
     .handle("noticeAction", notYet))
 
-export const WorkPending = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
-  handlers
-    .handle("list", notYet)
-    .handle("retry", notYet)
-    .handle("cancel", notYet)
-    .handle("activity", notYet)
-    .handle("reconcile", notYet)
-    .handle("decideTaskApproval", notYet))
-
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
     .handle("themes", notYet)
@@ -76,7 +67,6 @@ export const PendingGroupsLive = Layer.mergeAll(
   WidgetArtifactsPending,
   ArtifactsPending,
   InboxPending,
-  WorkPending,
   ThemesPending,
   AppIntentsPending
 )

@@ -14,6 +14,7 @@ import type { AccessError } from "../../../services/node/AccessErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
+import type { LedgerError } from "../../../services/node/LedgerErrors.js"
 import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
 import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import type { ServiceCallError } from "../../../services/node/ServiceErrors.js"
@@ -31,6 +32,7 @@ export type NodeDomainError =
   | DeletionRefused
   | ApprovalError
   | ServiceCallError
+  | LedgerError
   | NotImplementedYet
 
 /** At most this many characters of anything a client sent appear in a message. */
@@ -205,6 +207,13 @@ const mapping: Mapping = {
   ServiceTimedOut: (e) => refuse("SERVICE_TIMED_OUT", `The tool ${quote(e.tool)} did not answer within ${e.timeoutMillis} ms`),
   ServiceCancelled: (e) => refuse("SERVICE_CANCELLED", `The call of ${quote(e.tool)} was cancelled (${e.by})`),
   ServiceToolNotOffered: (e) => refuse("RESOURCE_NOT_FOUND", `The package offers no tool ${quote(e.tool)}`),
+  // The effect ledger (docs/decisions.md, "Effect ledger"); `detail` is the database's words, for the log only.
+  LedgerUnavailable: () => refuse("LEDGER_UNAVAILABLE", "The effect ledger cannot be written; nothing was sent"),
+  EffectNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No effect ${quote(e.effectId)} on this node`),
+  EffectNotUnknown: (e) =>
+    refuse("EFFECT_NOT_UNKNOWN", `The effect ${quote(e.effectId)} is not waiting for an answer (${e.status})`, {
+      status: e.status
+    }),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }

@@ -1,0 +1,63 @@
+/**
+ * The ledger's own SQLite file, `<dataDir>/ledger.sqlite`: WAL with `synchronous = FULL`, so a record is on
+ * disk when its commit returns (the node's main database runs `NORMAL` for turn speed, which may lose the last
+ * commits at a power loss: a ledger record may not). Its own client, never provided as the `SqlClient` tag, so
+ * it cannot be mistaken for the main database. Opening never fails the node: a file that cannot be opened or
+ * migrated answers `LedgerUnavailable`, and the next write tries again.
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { Migrator, SqlClient } from "@effect/sql"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Cause, Effect, ExecutionStrategy, Exit, Scope, String } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { LedgerUnavailable } from "../../../services/node/LedgerErrors.js"
+import effects from "./migrations/0001_effects.js"
+
+export const ledgerFile = (dataDir: string) => path.join(dataDir, "ledger.sqlite")
+
+const loader = Migrator.fromRecord({ "0001_effects": effects })
+
+/** The database's own words, without a stack: for the log and `LedgerUnavailable.detail`, never a response. */
+export const describe = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  const inner = error instanceof Error && "cause" in error && error.cause instanceof Error ? error.cause : error
+  return inner instanceof Error ? `${inner.name}: ${inner.message}` : String.isString(inner) ? inner : "unknown failure"
+}
+
+/** Runs `effect` against the ledger's client (its own, not the context's `SqlClient`). */
+export const using = (client: SqliteClient.SqliteClient) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, SqlClient.SqlClient>> =>
+  Effect.provideService(effect, SqlClient.SqlClient, client)
+
+/**
+ * Opens and migrates the ledger in a scope of its own under `parent`: closed again when anything fails, so a
+ * failed attempt leaves no file handle behind.
+ */
+export const open = (
+  dataDir: string,
+  parent: Scope.Scope,
+  options: { readonly synchronous?: "FULL" | "NORMAL" } = {}
+): Effect.Effect<SqliteClient.SqliteClient, LedgerUnavailable> =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+    const exit = yield* Effect.exit(
+      Effect.gen(function*() {
+        yield* Effect.sync(() => fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 }))
+        // The driver opens the file while the client is made and throws (a defect) when it cannot.
+        const client = yield* SqliteClient.make({
+          filename: ledgerFile(dataDir),
+          transformResultNames: String.snakeToCamel,
+          transformQueryNames: String.camelToSnake
+        }).pipe(Effect.provide(Reactivity.layer), Scope.extend(scope))
+        yield* client`PRAGMA journal_mode = WAL`
+        yield* client`PRAGMA synchronous = ${client.literal(options.synchronous ?? "FULL")}`
+        yield* client`PRAGMA busy_timeout = 5000`
+        yield* Migrator.make({})({ loader, table: "ledger_migrations" }).pipe(using(client))
+        return client
+      }).pipe(Effect.catchAllDefect(Effect.fail))
+    )
+    if (Exit.isSuccess(exit)) return exit.value
+    yield* Scope.close(scope, exit)
+    return yield* new LedgerUnavailable({ operation: "record", detail: describe(exit.cause) })
+  })

@@ -1,0 +1,293 @@
+/**
+ * The effect ledger on its own SQLite file (LedgerDatabase.ts), with the inbox notice of an unknown effect
+ * written into the main database's `notices` table (the context's `SqlClient`).
+ *
+ * Writes fail with `LedgerUnavailable` (never a defect) when the file cannot be written; reads then answer
+ * what the file still gives, or nothing (logged). Start-up recovery: an effect still `sent` was cut off by a
+ * restart (a kill -9 during the call): it becomes unknown (`interrupted-by-restart`), and every unknown
+ * effect gets its notice if it lacks one.
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqliteClient } from "@effect/sql-sqlite-node"
+import { type Cause, Clock, DateTime, Effect, Layer, Option, Schema, SynchronizedRef } from "effect"
+import { Surface } from "../../../schema/node/Security.js"
+import { makeId } from "../../../services/common/Ids.js"
+import {
+  type EffectRecord,
+  Ledger,
+  type NewEffect,
+  reconciledStatus,
+  Risk,
+  settledTaskStatus,
+  type UnknownReason
+} from "../../../services/node/Ledger.js"
+import { EffectNotFound, EffectNotUnknown, LedgerUnavailable } from "../../../services/node/LedgerErrors.js"
+import { describe, open } from "./LedgerDatabase.js"
+
+const Flag = Schema.transform(Schema.Literal(0, 1), Schema.Boolean, {
+  strict: true,
+  decode: (bit) => bit === 1,
+  encode: (flag) => (flag ? 1 : 0)
+})
+const Json = Schema.parseJson()
+
+const EffectRow = Schema.Struct({
+  id: Schema.String,
+  taskId: Schema.String,
+  conversationId: Schema.NullOr(Schema.String),
+  packageId: Schema.String,
+  packageDigest: Schema.String,
+  tool: Schema.String,
+  risk: Risk,
+  origin: Surface,
+  input: Json,
+  summary: Schema.String,
+  status: Schema.Literal("sent", "answered", "unknown", "confirmed", "did-not-happen"),
+  mayHaveRun: Flag,
+  reason: Schema.NullOr(
+    Schema.Literal("timed-out", "cancelled", "unreachable", "tool-failed", "interrupted-by-restart")
+  ),
+  answer: Schema.NullOr(Json),
+  checked: Flag,
+  recordedAt: Schema.String,
+  answeredAt: Schema.NullOr(Schema.String),
+  reconciledOutcome: Schema.NullOr(Schema.Literal("confirmed", "failed")),
+  reconciledSource: Schema.NullOr(Schema.Literal("click", "chat", "voice")),
+  reconciledBy: Schema.NullOr(Surface),
+  reconciledAt: Schema.NullOr(Schema.String),
+  taskStatus: Schema.NullOr(Schema.Literal("succeeded", "settled-unchecked", "failed"))
+})
+type EffectRow = typeof EffectRow.Type
+
+const decodeRows = Schema.decodeUnknown(Schema.Array(EffectRow))
+
+const toRecord = (row: EffectRow): EffectRecord => {
+  const { id, reconciledAt, reconciledBy, reconciledOutcome, reconciledSource, taskStatus, ...rest } = row
+  return {
+    ...rest,
+    effectId: id,
+    reconciled: reconciledAt === null || reconciledBy === null || reconciledOutcome === null || taskStatus === null
+      ? null
+      : { outcome: reconciledOutcome, source: reconciledSource, by: reconciledBy, at: reconciledAt, taskStatus }
+  }
+}
+
+/** The inbox notice of an unknown effect: one per effect, whoever writes it first. */
+export const noticeIdOf = (effectId: string) => `ntc_${effectId}`
+
+export interface Options {
+  /** `NORMAL` only for the benchmark's baseline: the ledger itself always commits with `FULL`. */
+  readonly synchronous?: "FULL" | "NORMAL"
+}
+
+export const make = (dataDir: string, options: Options = {}) =>
+  Effect.gen(function*() {
+    const main = yield* SqlClient.SqlClient
+    const layerScope = yield* Effect.scope
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))
+
+    /** Writes the notices of these unknown effects; a main database that refuses is logged, and repaired at start. */
+    const notify = (records: ReadonlyArray<EffectRecord>) =>
+      Effect.forEach(records, (record) =>
+        Effect.flatMap(now, (at) =>
+          main`INSERT INTO notices ${
+            main.insert({
+              id: noticeIdOf(record.effectId),
+              kind: "unknown-effect",
+              conversationId: record.conversationId,
+              subjectId: record.effectId,
+              data: JSON.stringify({
+                effectId: record.effectId,
+                taskId: record.taskId,
+                conversationId: record.conversationId,
+                summary: record.summary,
+                packageId: record.packageId,
+                tool: record.tool,
+                reason: record.reason
+              }),
+              state: "unread",
+              createdAt: at
+            })
+          } ON CONFLICT (id) DO NOTHING`), { discard: true }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning("The inbox notice of an unknown effect could not be written", describe(cause))
+        )
+      )
+
+    /** Effects cut off by the last run, and unknown effects whose notice is missing. */
+    const recover = (client: SqliteClient.SqliteClient) =>
+      Effect.gen(function*() {
+        const cut = yield* client`UPDATE effects SET status = 'unknown', reason = 'interrupted-by-restart', may_have_run = 1
+          WHERE status = 'sent' RETURNING id`
+        if (cut.length > 0) yield* Effect.logWarning(`${cut.length} effect(s) cut off by a restart are now unknown`)
+        yield* notify(yield* Effect.flatMap(client`SELECT * FROM effects WHERE status = 'unknown'`, decodeRows).pipe(
+          Effect.map((rows) => rows.map(toRecord))
+        ))
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("The effect ledger's start-up recovery did not run", describe(cause)))
+      )
+
+    // The open client, or none yet: a write to an unavailable ledger tries to open it again, so a folder made
+    // writable again needs no restart.
+    const state = yield* SynchronizedRef.make(Option.none<SqliteClient.SqliteClient>())
+    const client = SynchronizedRef.modifyEffect(state, (current) =>
+      Option.match(current, {
+        onSome: (open) => Effect.succeed([open, current] as const),
+        onNone: () =>
+          Effect.map(
+            Effect.tap(open(dataDir, layerScope, options), recover),
+            (opened) => [opened, Option.some(opened)] as const
+          )
+      }))
+
+    yield* client.pipe(
+      Effect.catchAll((error) => Effect.logWarning("The effect ledger cannot be opened; risky calls will be refused", error.detail))
+    )
+
+    const unavailable = (operation: LedgerUnavailable["operation"]) => (cause: Cause.Cause<unknown>) =>
+      Effect.flatMap(
+        Effect.logWarning(`The effect ledger refused a write (${operation})`, describe(cause)),
+        () => Effect.fail(new LedgerUnavailable({ operation, detail: describe(cause) }))
+      )
+
+    /** A write on the ledger: any failure of the database (or of opening it) is `LedgerUnavailable`. */
+    const write = <A, E>(
+      operation: LedgerUnavailable["operation"],
+      body: (sql: SqliteClient.SqliteClient) => Effect.Effect<A, E>
+    ) =>
+      Effect.flatMap(client, body).pipe(
+        Effect.catchAllCause((cause) => unavailable(operation)(cause)),
+        Effect.withSpan(`Ledger.${operation}`)
+      )
+
+    const find = (sql: SqliteClient.SqliteClient, effectId: string) =>
+      Effect.map(
+        Effect.flatMap(sql`SELECT * FROM effects WHERE id = ${effectId}`, decodeRows),
+        (rows) => Option.map(Option.fromNullable(rows[0]), toRecord)
+      )
+
+    /** A read: what the file gives, or nothing when it cannot be read (never a failure). */
+    const read = <A>(what: string, empty: A, body: (sql: SqliteClient.SqliteClient) => Effect.Effect<A, unknown>) =>
+      Effect.flatMap(client, body).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logWarning(`The effect ledger could not be read (${what})`, describe(cause)), empty)
+        )
+      )
+
+    const record = (effect: NewEffect) =>
+      write("record", (sql) =>
+        Effect.gen(function*() {
+          const effectId = yield* makeId("eff")
+          const recordedAt = yield* now
+          const stored: EffectRecord = {
+            ...effect,
+            effectId,
+            status: "sent",
+            mayHaveRun: true,
+            reason: null,
+            answer: null,
+            checked: false,
+            recordedAt,
+            answeredAt: null,
+            reconciled: null
+          }
+          yield* sql`INSERT INTO effects ${
+            sql.insert({
+              id: effectId,
+              taskId: effect.taskId,
+              conversationId: effect.conversationId,
+              packageId: effect.packageId,
+              packageDigest: effect.packageDigest,
+              tool: effect.tool,
+              risk: effect.risk,
+              origin: effect.origin,
+              input: JSON.stringify(effect.input ?? null),
+              summary: effect.summary,
+              status: "sent",
+              mayHaveRun: 1,
+              recordedAt
+            })
+          }`
+          return stored
+        }))
+
+    const answer: Ledger["Type"]["answer"] = (effectId, given) =>
+      write("answer", (sql) =>
+        Effect.flatMap(now, (at) =>
+          sql`UPDATE effects SET status = 'answered', answer = ${JSON.stringify({ isError: given.isError, output: given.output ?? null })},
+            answered_at = ${at} WHERE id = ${effectId} AND status = 'sent'`)).pipe(Effect.asVoid)
+
+    const unknown = (effectId: string, reason: UnknownReason) =>
+      write("unknown", (sql) =>
+        Effect.gen(function*() {
+          const moved = yield* sql`UPDATE effects SET status = 'unknown', reason = ${reason}, may_have_run = 1
+            WHERE id = ${effectId} AND status = 'sent' RETURNING id`
+          return [yield* find(sql, effectId), moved.length > 0] as const
+        })).pipe(
+        Effect.flatMap(([current, moved]) =>
+          Option.match(current, {
+            onNone: () => Effect.dieMessage(`The effect ledger holds no effect ${effectId}`),
+            // The notice goes to the main database, outside the ledger's failure: the effect is unknown either way.
+            onSome: (record) => Effect.as(moved ? notify([record]) : Effect.void, record)
+          })
+        )
+      )
+
+    const markChecked: Ledger["Type"]["markChecked"] = (effectId) =>
+      write("mark-checked", (sql) => sql`UPDATE effects SET checked = 1 WHERE id = ${effectId} AND reconciled_at IS NULL`).pipe(
+        Effect.asVoid
+      )
+
+    const get: Ledger["Type"]["get"] = (effectId) =>
+      read("get", Option.none<EffectRecord>(), (sql) => find(sql, effectId))
+
+    const unknownEffects: Ledger["Type"]["unknownEffects"] = read("unknown effects", [], (sql) =>
+      Effect.map(
+        Effect.flatMap(sql`SELECT * FROM effects WHERE status = 'unknown' ORDER BY recorded_at, id`, decodeRows),
+        (rows) => rows.map(toRecord)
+      ))
+
+    type Settling =
+      | { readonly _tag: "won"; readonly record: EffectRecord }
+      | { readonly _tag: "missing" }
+      | { readonly _tag: "settled"; readonly status: EffectNotUnknown["status"] }
+
+    const reconcile: Ledger["Type"]["reconcile"] = (effectId, given) =>
+      write("reconcile", (sql) =>
+        Effect.gen(function*() {
+          const current = yield* find(sql, effectId)
+          if (Option.isNone(current)) return { _tag: "missing" } as Settling
+          const { checked, status } = current.value
+          if (status !== "unknown") return { _tag: "settled", status } as Settling
+          const at = yield* now
+          // Conditional even inside the transaction: whatever reaches the file, one answer wins.
+          const moved = yield* sql`UPDATE effects SET
+              status = ${reconciledStatus(given.outcome)},
+              may_have_run = ${given.outcome === "confirmed" ? 1 : 0},
+              reconciled_outcome = ${given.outcome},
+              reconciled_source = ${given.source ?? null},
+              reconciled_by = ${given.by},
+              reconciled_at = ${at},
+              task_status = ${settledTaskStatus(given.outcome, checked)}
+            WHERE id = ${effectId} AND status = 'unknown' RETURNING *`.pipe(Effect.flatMap(decodeRows))
+          const won = moved[0]
+          return won === undefined ? { _tag: "settled", status: "confirmed" } as Settling : { _tag: "won", record: toRecord(won) } as Settling
+        }).pipe(sql.withTransaction)).pipe(
+        Effect.flatMap((settling): Effect.Effect<EffectRecord, EffectNotFound | EffectNotUnknown> => {
+          switch (settling._tag) {
+            case "won":
+              return Effect.succeed(settling.record)
+            case "missing":
+              return Effect.fail(new EffectNotFound({ effectId }))
+            case "settled":
+              return Effect.fail(new EffectNotUnknown({ effectId, status: settling.status }))
+          }
+        })
+      )
+
+    return Ledger.of({ record, answer, unknown, markChecked, get, unknownEffects, reconcile })
+  })
+
+/** The ledger of a data dir; needs the main database (`SqlClient`) for the inbox notices. */
+export const layer = (dataDir: string, options: Options = {}): Layer.Layer<Ledger, never, SqlClient.SqlClient> =>
+  Layer.scoped(Ledger, make(dataDir, options))

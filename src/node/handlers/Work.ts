@@ -1,0 +1,61 @@
+/**
+ * The `work` group: background work, the activity log, unknown effects and task approvals. Only the
+ * reconcile route is built here; the others answer 501 NOT_IMPLEMENTED until the turn engine's work lands.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { NodeApi } from "../../../schema/node/Api.js"
+import { CurrentCaller } from "../../../schema/node/Security.js"
+import { AuditLog } from "../../../services/node/AuditLog.js"
+import { Ledger } from "../../../services/node/Ledger.js"
+import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
+import { toNodeError, wire } from "../http/Errors.js"
+
+const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
+
+export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
+  Effect.gen(function*() {
+    const ledger = yield* Ledger
+    const audit = yield* AuditLog
+
+    return handlers
+      .handle("list", notYet)
+      .handle("retry", notYet)
+      .handle("cancel", notYet)
+      .handle("activity", notYet)
+      .handle("reconcile", ({ path, payload }) =>
+        Effect.gen(function*() {
+          // PersonOnly already refused every machine surface: the caller is the person (text or voice).
+          const caller = yield* CurrentCaller
+          const settled = yield* ledger.reconcile(path.effectId, {
+            outcome: payload.outcome,
+            source: payload.source,
+            by: caller.surface
+          })
+          const reconciled = settled.reconciled
+          if (reconciled === null) return yield* Effect.dieMessage("a reconciled effect came back without its answer")
+          yield* audit.append({
+            kind: "effect-reconciled",
+            conversationId: settled.conversationId ?? undefined,
+            surface: caller.surface,
+            channel: caller.channel,
+            detail: {
+              effectId: settled.effectId,
+              taskId: settled.taskId,
+              outcome: reconciled.outcome,
+              source: reconciled.source,
+              taskStatus: reconciled.taskStatus
+            }
+          })
+          return {
+            effectId: settled.effectId,
+            outcome: reconciled.outcome,
+            source: reconciled.source,
+            reconciledAt: reconciled.at,
+            reconciledBy: reconciled.by,
+            taskId: settled.taskId,
+            taskStatus: reconciled.taskStatus
+          }
+        }).pipe(wire))
+      .handle("decideTaskApproval", notYet)
+  }))
