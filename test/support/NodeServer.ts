@@ -90,6 +90,8 @@ export const layer = (options: {
   readonly marketplaceUrl?: string
   /** The npm registry of marketplace packages; none unless given. */
   readonly registryUrl?: string
+  /** Replaces the service packages' runtime (the real MCP runtime with its defaults otherwise). */
+  readonly serviceRuntime?: NodeOptions["serviceRuntime"]
 }) =>
   Layer.scoped(
     TestNode,
@@ -111,7 +113,8 @@ export const layer = (options: {
           turns: { ...defaultTurns, ...options.turns },
           mapTiles: options.mapTiles,
           marketplaceUrl: options.marketplaceUrl ?? null,
-          registryUrl: options.registryUrl ?? null
+          registryUrl: options.registryUrl ?? null,
+          serviceRuntime: options.serviceRuntime
         })
       ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
       const context = yield* Layer.build(server)

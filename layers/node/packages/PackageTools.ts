@@ -201,7 +201,9 @@ export const make = (options: Options = {}) =>
         yield* Ref.set(used, true)
         // Reaching the service first: a service that cannot start has been sent nothing, so no effect is left.
         const served = yield* Effect.either(runtime.tools(pkg))
-        if (served._tag === "Left") return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry)
+        if (served._tag === "Left") {
+          return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry, { reason: served.left.reason })
+        }
         if (!served.right.some((tool) => tool.name === entry.tool.name)) {
           return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
         }

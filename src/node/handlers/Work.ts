@@ -1,6 +1,6 @@
 /**
- * The `work` group: background work, the activity log, unknown effects and task approvals. Only the
- * reconcile route is built here; the others answer 501 NOT_IMPLEMENTED until the turn engine's work lands.
+ * The `work` group: background work, the activity log, unknown effects and task approvals. Background work
+ * (list, retry, cancel) answers 501 NOT_IMPLEMENTED until background jobs land.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
@@ -8,7 +8,9 @@ import { NodeApi } from "../../../schema/node/Api.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { Ledger } from "../../../services/node/Ledger.js"
+import { PackageTools } from "../../../services/node/PackageTools.js"
 import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
+import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import { toNodeError, wire } from "../http/Errors.js"
 
 const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
@@ -17,6 +19,8 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
   Effect.gen(function*() {
     const ledger = yield* Ledger
     const audit = yield* AuditLog
+    const tools = yield* PackageTools
+    const engine = yield* TurnEngine
 
     return handlers
       .handle("list", notYet)
@@ -57,5 +61,14 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
             taskStatus: reconciled.taskStatus
           }
         }).pipe(wire))
-      .handle("decideTaskApproval", notYet)
+      .handle("decideTaskApproval", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const approval = yield* tools.decide(path.taskId, path.approvalId, payload.decision, payload.digest)
+          if (approval.status !== "granted") {
+            return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false }
+          }
+          const continued = yield* engine.continueTask(approval)
+          if (continued !== null) yield* tools.continued(approval.approvalId, continued)
+          return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: continued !== null }
+        }).pipe(wire))
   }))
