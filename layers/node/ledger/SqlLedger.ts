@@ -136,7 +136,7 @@ export const make = (dataDir: string, options: Options = {}) =>
     // Recovery runs once per process, before the first record: a later reopen must not take this run's calls in
     // flight for calls cut off by a restart.
     const recovered = yield* Ref.make(false)
-    const client = SynchronizedRef.modifyEffect(state, (current) =>
+    const openOrReuse = SynchronizedRef.modifyEffect(state, (current) =>
       Option.match(current, {
         onSome: (opened) => Effect.succeed([opened.client, current] as const),
         onNone: () =>
@@ -148,6 +148,11 @@ export const make = (dataDir: string, options: Options = {}) =>
             return [opened.client, Option.some(opened)] as const
           })
       }))
+    // The open file without taking the lock: every record goes through here.
+    const client = Effect.flatMap(
+      SynchronizedRef.get(state),
+      Option.match({ onSome: (opened) => Effect.succeed(opened.client), onNone: () => openOrReuse })
+    )
     /** Drops the file after a failed write (only if it is still the one that failed). */
     const reopenLater = (failed: SqliteClient.SqliteClient) =>
       SynchronizedRef.updateEffect(state, (current) =>
