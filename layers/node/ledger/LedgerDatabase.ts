@@ -30,6 +30,12 @@ export const using = (client: SqliteClient.SqliteClient) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, SqlClient.SqlClient>> =>
   Effect.provideService(effect, SqlClient.SqlClient, client)
 
+export interface Opened {
+  readonly client: SqliteClient.SqliteClient
+  /** Closing it closes the file. */
+  readonly scope: Scope.CloseableScope
+}
+
 /**
  * Opens and migrates the ledger in a scope of its own under `parent`: closed again when anything fails, so a
  * failed attempt leaves no file handle behind.
@@ -38,7 +44,7 @@ export const open = (
   dataDir: string,
   parent: Scope.Scope,
   options: { readonly synchronous?: "FULL" | "NORMAL" } = {}
-): Effect.Effect<SqliteClient.SqliteClient, LedgerUnavailable> =>
+): Effect.Effect<Opened, LedgerUnavailable> =>
   Effect.gen(function*() {
     const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     const exit = yield* Effect.exit(
@@ -57,7 +63,7 @@ export const open = (
         return client
       }).pipe(Effect.catchAllDefect(Effect.fail))
     )
-    if (Exit.isSuccess(exit)) return exit.value
+    if (Exit.isSuccess(exit)) return { client: exit.value, scope }
     yield* Scope.close(scope, exit)
     return yield* new LedgerUnavailable({ operation: "record", detail: describe(exit.cause) })
   })

@@ -9,7 +9,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { SqliteClient } from "@effect/sql-sqlite-node"
-import { type Cause, Clock, DateTime, Effect, Layer, Option, Schema, SynchronizedRef } from "effect"
+import { Cause, Clock, DateTime, Effect, Exit, Layer, Option, Ref, Schema, Scope, SynchronizedRef } from "effect"
 import { Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
 import {
@@ -22,7 +22,7 @@ import {
   type UnknownReason
 } from "../../../services/node/Ledger.js"
 import { EffectNotFound, EffectNotUnknown, LedgerUnavailable } from "../../../services/node/LedgerErrors.js"
-import { describe, open } from "./LedgerDatabase.js"
+import { describe, open, type Opened } from "./LedgerDatabase.js"
 
 const Flag = Schema.transform(Schema.Literal(0, 1), Schema.Boolean, {
   strict: true,
@@ -123,22 +123,42 @@ export const make = (dataDir: string, options: Options = {}) =>
         yield* notify(yield* Effect.flatMap(client`SELECT * FROM effects WHERE status = 'unknown'`, decodeRows).pipe(
           Effect.map((rows) => rows.map(toRecord))
         ))
+        return true
       }).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("The effect ledger's start-up recovery did not run", describe(cause)))
+        Effect.catchAllCause((cause) =>
+          Effect.as(Effect.logWarning("The effect ledger's start-up recovery did not run", describe(cause)), false)
+        )
       )
 
-    // The open client, or none yet: a write to an unavailable ledger tries to open it again, so a folder made
-    // writable again needs no restart.
-    const state = yield* SynchronizedRef.make(Option.none<SqliteClient.SqliteClient>())
-    const client = SynchronizedRef.modifyEffect(state, (current) =>
+    // The open file, or none: a write that fails closes it, and the next one opens it again, so a ledger whose
+    // file or folder is writable again (or whose disk has room again) needs no restart.
+    const state = yield* SynchronizedRef.make(Option.none<Opened>())
+    // Recovery runs once per process, before the first record: a later reopen must not take this run's calls in
+    // flight for calls cut off by a restart.
+    const recovered = yield* Ref.make(false)
+    const openOrReuse = SynchronizedRef.modifyEffect(state, (current) =>
       Option.match(current, {
-        onSome: (open) => Effect.succeed([open, current] as const),
+        onSome: (opened) => Effect.succeed([opened.client, current] as const),
         onNone: () =>
-          Effect.map(
-            Effect.tap(open(dataDir, layerScope, options), recover),
-            (opened) => [opened, Option.some(opened)] as const
-          )
+          Effect.gen(function*() {
+            const opened = yield* open(dataDir, layerScope, options)
+            if (!(yield* Ref.get(recovered))) {
+              if (yield* recover(opened.client)) yield* Ref.set(recovered, true)
+            }
+            return [opened.client, Option.some(opened)] as const
+          })
       }))
+    // The open file without taking the lock: every record goes through here.
+    const client = Effect.flatMap(
+      SynchronizedRef.get(state),
+      Option.match({ onSome: (opened) => Effect.succeed(opened.client), onNone: () => openOrReuse })
+    )
+    /** Drops the file after a failed write (only if it is still the one that failed). */
+    const reopenLater = (failed: SqliteClient.SqliteClient) =>
+      SynchronizedRef.updateEffect(state, (current) =>
+        Option.isSome(current) && current.value.client === failed
+          ? Effect.as(Scope.close(current.value.scope, Exit.void), Option.none())
+          : Effect.succeed(current))
 
     yield* client.pipe(
       Effect.catchAll((error) => Effect.logWarning("The effect ledger cannot be opened; risky calls will be refused", error.detail))
@@ -154,11 +174,17 @@ export const make = (dataDir: string, options: Options = {}) =>
     const write = <A, E>(
       operation: LedgerUnavailable["operation"],
       body: (sql: SqliteClient.SqliteClient) => Effect.Effect<A, E>
-    ) =>
-      Effect.flatMap(client, body).pipe(
-        Effect.catchAllCause((cause) => unavailable(operation)(cause)),
+    ) => {
+      const attempt = Effect.flatMap(client, (sql) =>
+        Effect.onError(body(sql), (cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : reopenLater(sql))))
+      // Once more on a freshly opened file: the open one may predate a repair (a file made writable again keeps
+      // its read-only handle). Every write is conditional or new, so a second attempt changes nothing twice.
+      return attempt.pipe(
+        Effect.catchAllCause(() => attempt),
+        Effect.catchAllCause(unavailable(operation)),
         Effect.withSpan(`Ledger.${operation}`)
       )
+    }
 
     const find = (sql: SqliteClient.SqliteClient, effectId: string) =>
       Effect.map(
@@ -243,7 +269,7 @@ export const make = (dataDir: string, options: Options = {}) =>
 
     const unknownEffects: Ledger["Type"]["unknownEffects"] = read("unknown effects", [], (sql) =>
       Effect.map(
-        Effect.flatMap(sql`SELECT * FROM effects WHERE status = 'unknown' ORDER BY recorded_at, id`, decodeRows),
+        Effect.flatMap(sql`SELECT * FROM effects WHERE status = 'unknown' ORDER BY recorded_at, rowid`, decodeRows),
         (rows) => rows.map(toRecord)
       ))
 
