@@ -8,12 +8,14 @@ const cut = (text: string) =>
   text.length <= maxOutputChars ? text : `${text.slice(0, maxOutputChars)}… (cut at ${maxOutputChars} characters)`
 
 export const modelOutput = (result: ServiceToolResult): unknown => {
-  if (result.structuredContent !== undefined) {
-    const json = JSON.stringify(result.structuredContent)
-    return json.length <= maxOutputChars ? result.structuredContent : { text: cut(json) }
-  }
   const parts = result.content.map((block) =>
     block.type === "text" && typeof block.text === "string" ? block.text : `[${block.type} content]`
   )
-  return { text: cut(parts.join("\n")), ...(result.isError ? { isError: true } : {}) }
+  const text = cut(parts.join("\n"))
+  const structured = result.structuredContent === undefined
+    ? {}
+    : JSON.stringify(result.structuredContent).length <= maxOutputChars
+    ? { structuredContent: result.structuredContent }
+    : { structuredContent: { cut: true } }
+  return { text, ...structured, ...(result.isError ? { isError: true } : {}) }
 }

@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fs from "node:fs"
 import type { ScriptInput } from "../../../layers/node/model/Scripted.js"
 import { ledgerFile } from "../../../layers/node/ledger/LedgerDatabase.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
+import { makeReadOnly } from "../../support/Ledgers.js"
 import { conversation, query, send, typedClient, wire } from "../../support/NodeFixtures.js"
 import { install, ledgerRows, probeCopy, probeId, setPreference } from "./Fixtures.js"
 
@@ -91,7 +91,7 @@ describe("package tools in a turn", () => {
       expect(JSON.parse(effect.input)).toEqual({ key: "colour", value: "blue" })
       // The value reached the service: a read of it in the next turn answers it.
       const read = yield* send(id, { text: "read probe" })
-      expect(JSON.stringify(toolBlock(read.body).output)).toContain("blue")
+      expect(toolBlock(read.body).output).toEqual({ text: "blue", structuredContent: { found: true } })
     })))
 
   it.scoped("makes a call whose process dies an unknown effect with a notice, ends the turn, and lets the person reconcile it once", () =>
@@ -138,18 +138,25 @@ describe("package tools in a turn", () => {
     })))
 
   it.scoped("answers LEDGER_UNAVAILABLE and sends nothing when the ledger file cannot be written", () =>
-    withNode(Effect.gen(function*() {
-      const node = yield* TestNode
-      yield* install(probeCopy())
-      const id = yield* conversation
-      fs.chmodSync(ledgerFile(node.dataDir), 0o444)
-      const { body } = yield* send(id, { text: "write probe" })
-      fs.chmodSync(ledgerFile(node.dataDir), 0o644)
-      expect(toolBlock(body)).toMatchObject({ status: "failed", outcome: "not-sent", code: "LEDGER_UNAVAILABLE" })
-      // Nothing reached the service: the value was never written.
-      const read = yield* send(id, { text: "read probe" })
-      expect(JSON.stringify(toolBlock(read.body).output)).not.toContain("blue")
-    })))
+    Effect.gen(function*() {
+      const dataDir = NodeServer.makeDataDir()
+      const id = yield* Effect.provide(
+        Effect.zipRight(install(probeCopy()), conversation),
+        NodeServer.layer({ script, dataDir })
+      )
+      const restore = makeReadOnly(ledgerFile(dataDir))
+      yield* Effect.addFinalizer(() => Effect.sync(restore))
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const { body } = yield* send(id, { text: "write probe" })
+          expect(toolBlock(body)).toMatchObject({ status: "failed", outcome: "not-sent", code: "LEDGER_UNAVAILABLE" })
+          // Nothing reached the service: the value was never written.
+          const read = yield* send(id, { text: "read probe" })
+          expect(toolBlock(read.body).output).toMatchObject({ text: "", structuredContent: { found: false } })
+        }),
+        NodeServer.layer({ script, dataDir })
+      )
+    }))
 
   it.scoped("stops a running call and the package's service on emergency stop", () =>
     withNode(Effect.gen(function*() {
