@@ -12,7 +12,7 @@ import { Ref } from "./Conversation.js"
 import { refusals } from "./Errors.js"
 import { LookupId } from "./Instance.js"
 import { Job, JobStatus } from "./Job.js"
-import { Channel, Authenticated, PersonOnly, Surface } from "./Security.js"
+import { Authenticated, PersonOnly, Surface } from "./Security.js"
 
 // ---------------------------------------------------------------------------
 // Notices
@@ -237,7 +237,14 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
 // ---------------------------------------------------------------------------
 // Background work and activity
 
-export const WorkKind = Schema.Literal("background", "job")
+/** `turn`: a task of the turn engine (a message's turn), with its origin and state (docs/decisions.md, "Activity and work"). */
+export const WorkKind = Schema.Literal("background", "job", "turn")
+
+/** What a task waits for: the person's decision on a risky step, or their answer about an unknown effect. */
+export const WaitingFor = Schema.Union(
+  Schema.Struct({ kind: Schema.Literal("task-approval"), approvalId: Schema.String }),
+  Schema.Struct({ kind: Schema.Literal("unknown-effect"), effectId: Schema.String })
+)
 
 export const WorkItem = Schema.Struct({
   workId: Schema.String,
@@ -251,6 +258,9 @@ export const WorkItem = Schema.Struct({
   endedAt: Schema.optional(DateTimeString),
   retryOf: Schema.optional(Schema.String),
   retriedAs: Schema.optional(Schema.String),
+  /** A turn's task: its id (also `workId`) and what it waits for when its status is `waiting`. */
+  taskId: Schema.optional(Schema.String),
+  waitingFor: Schema.optional(WaitingFor),
   /** Present for package jobs: the job as the widget reads it. */
   job: Schema.optional(Job)
 }).annotations({ identifier: "WorkItem" })
@@ -281,7 +291,8 @@ export const ActivityRow = Schema.Struct({
   activityId: Schema.String,
   at: DateTimeString,
   origin: Surface,
-  channel: Schema.NullOr(Channel),
+  /** `voice-agent`: what the agent did while answering something spoken, apart from the person's own `voice`. */
+  channel: Schema.NullOr(Schema.Literal("text", "voice", "voice-agent")),
   kind: Schema.String,
   summary: Schema.String,
   conversationId: Schema.NullOr(Schema.String),

@@ -12,6 +12,7 @@ import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as SqlLedger from "../../layers/node/ledger/SqlLedger.js"
 import * as SqlPackageRecords from "../../layers/node/sql/SqlPackageRecords.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
+import * as SqlActivity from "../../layers/node/sql/SqlActivity.js"
 import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
@@ -159,7 +160,7 @@ export const ServicesLive = (options: NodeOptions) => {
         running: Effect.flatMap(service, (runtime) => runtime.running)
       })
   )
-  const tools = PackageToolsLive.layer().pipe(Layer.provideMerge(runtime), Layer.provide(stores))
+  const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
   return Layer.merge(engine, packages).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
 }
 

@@ -1,11 +1,12 @@
 /**
- * The `work` group: background work, the activity log, unknown effects and task approvals. Background work
- * (list, retry, cancel) answers 501 NOT_IMPLEMENTED until background jobs land.
+ * The `work` group: background work, the activity log, unknown effects and task approvals. GET /work lists the
+ * turns' tasks; retry and cancel (background work and jobs) answer 501 NOT_IMPLEMENTED until those land.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
+import { Activity } from "../../../services/node/Activity.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { Ledger } from "../../../services/node/Ledger.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
@@ -20,13 +21,15 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     const ledger = yield* Ledger
     const audit = yield* AuditLog
     const tools = yield* PackageTools
+    const activity = yield* Activity
     const engine = yield* TurnEngine
 
     return handlers
-      .handle("list", notYet)
+      .handle("list", ({ urlParams }) =>
+        Effect.map(activity.work({ limit: urlParams.limit ?? 50, conversationId: urlParams.conversationId }), (work) => ({ work })))
       .handle("retry", notYet)
       .handle("cancel", notYet)
-      .handle("activity", notYet)
+      .handle("activity", ({ urlParams }) => activity.activity({ limit: urlParams.limit ?? 50, before: urlParams.before }))
       .handle("reconcile", ({ path, payload }) =>
         Effect.gen(function*() {
           // PersonOnly already refused every machine surface: the caller is the person (text or voice).

@@ -1,4 +1,4 @@
-/** Task approvals: risky steps of turns from other programs, waiting for the person. */
+/** Task approvals: risky steps of turns from other programs, waiting for the person; tasks found by their messages. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
@@ -24,4 +24,7 @@ export default Effect.gen(function*() {
     continued_as TEXT
   )`
   yield* sql`CREATE INDEX task_approvals_status ON task_approvals (status, conversation_id, operation_digest)`
+  yield* sql`CREATE INDEX task_approvals_task ON task_approvals (task_id)`
+  // GET /work reads the turns' tasks by their messages.
+  yield* sql`CREATE INDEX messages_by_task ON messages (task_id)`
 })
