@@ -207,26 +207,31 @@ export const make = (options: Options = {}) =>
         if (!served.right.some((tool) => tool.name === entry.tool.name)) {
           return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
         }
-        const effect = entry.tool.risk === "read"
-          ? undefined
-          : yield* Effect.either(ledger.record({
-            taskId: context.taskId,
-            conversationId: context.conversationId,
-            packageId: entry.pkg.packageId,
-            packageDigest: entry.pkg.digest,
-            tool: entry.tool.name,
-            risk: entry.tool.risk,
-            origin: context.origin,
-            input,
-            summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}`
+        const newEffect = {
+          taskId: context.taskId,
+          conversationId: context.conversationId,
+          packageId: entry.pkg.packageId,
+          packageDigest: entry.pkg.digest,
+          tool: entry.tool.name,
+          risk: entry.tool.risk,
+          origin: context.origin,
+          input,
+          summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}`
+        }
+        // From the record on, a stop cannot fall between writing the effect and marking it: the call alone is
+        // interruptible, and a cancelled call leaves its effect unknown (whether the tool acted by then is not known).
+        const sent = yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const effect = entry.tool.risk === "read" ? undefined : yield* Effect.either(ledger.record(newEffect))
+            if (effect?._tag === "Left") return undefined
+            const effectId = effect?.right.effectId
+            const exit = yield* Effect.exit(restore(runtime.call(pkg, { tool: entry.tool.name, input })))
+            if (Exit.isInterrupted(exit) && effectId !== undefined) yield* Effect.ignore(ledger.unknown(effectId, "cancelled"))
+            return { effectId, exit }
           }))
-        if (effect?._tag === "Left") return refusal({ outcome: "not-sent", code: "LEDGER_UNAVAILABLE" }, entry)
-        const effectId = effect?.right.effectId
-        const exit = yield* runtime.call(pkg, { tool: entry.tool.name, input }).pipe(
-          // A stopped turn cancels the call over MCP; whether the tool acted by then is unknown.
-          Effect.onInterrupt(() => effectId === undefined ? Effect.void : Effect.ignore(ledger.unknown(effectId, "cancelled"))),
-          Effect.exit
-        )
+        if (sent === undefined) return refusal({ outcome: "not-sent", code: "LEDGER_UNAVAILABLE" }, entry)
+        const { effectId, exit } = sent
+        if (Exit.isInterrupted(exit)) return yield* Effect.interrupt
         if (Exit.isSuccess(exit)) {
           const result: ServiceToolResult = exit.value
           if (effectId !== undefined) {

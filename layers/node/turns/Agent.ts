@@ -161,6 +161,21 @@ export const make = ({ checkpoints, ended, model, nextSteers, packageTools, runT
     })
   }
 
+  /**
+   * A tool call cut off by the turn's end (stop, emergency stop, shutdown, the wall clock) was cancelled: its block
+   * and its `tool-end` say so, so no call stays `running` in the timeline. Whether a package tool acted by then is
+   * for the ledger to say (an unknown effect, asked about in the inbox).
+   */
+  const cancelRunningTools = (turn: Turn) => {
+    for (const block of turn.blocks) {
+      if (block.type !== "tool" || block.status !== "running") continue
+      const { toolCallId, name } = block
+      const cancelled = { ...block, status: "failed" as const, code: "SERVICE_CANCELLED", output: { error: "SERVICE_CANCELLED" } }
+      replaceBlock(turn.blocks, (b) => b.type === "tool" && b.toolCallId === toolCallId, cancelled)
+      emit(turn, "tool-end", { toolCallId, name, status: "failed", code: "SERVICE_CANCELLED", output: cancelled.output })
+    }
+  }
+
   /** Stores the turn's end and its `done` in one checkpoint, then sends `done` and settles the result. */
   const finish = (turn: Turn, exit: Exit.Exit<void, ModelFailure | "wall-clock">): Effect.Effect<void> =>
     Effect.gen(function*() {
@@ -169,6 +184,7 @@ export const make = ({ checkpoints, ended, model, nextSteers, packageTools, runT
         yield* Effect.logError("Turn failed", exit.cause)
       }
       const [status, note] = outcome(turn, exit)
+      cancelRunningTools(turn)
       turn.final = { status, note }
       checkpoints.mark(turn)
       yield* checkpoints.flush

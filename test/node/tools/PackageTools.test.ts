@@ -11,7 +11,7 @@ import { ledgerFile } from "../../../layers/node/ledger/LedgerDatabase.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import { makeReadOnly } from "../../support/Ledgers.js"
-import { conversation, query, send, typedClient, wire } from "../../support/NodeFixtures.js"
+import { conversation, eventually, query, send, timeline, typedClient, wire } from "../../support/NodeFixtures.js"
 import { install, ledgerRows, probeCopy, probeId, setPreference } from "./Fixtures.js"
 
 const tool = (name: string, input: unknown) => ({ tool: { name: `probe-service__${name}`, input } })
@@ -23,6 +23,7 @@ const script: ScriptInput = {
     { match: "^crash probe", steps: [tool("crash", {})], after: [{ delta: "Should not be read." }] },
     { match: "^bad input", steps: [tool("write_value", { key: "colour" })], after: [{ delta: "Refused." }] },
     { match: "^slow probe", steps: [tool("slow", { millis: 30_000 })], after: [{ delta: "Slow done." }] },
+    { match: "^slow write", steps: [tool("slow", { millis: 30_000 })], after: [{ delta: "Slow done." }] },
     // The node's continuation after a grant: the model takes the approved step again.
     { match: "approved the step", steps: [tool("write_value", { key: "colour", value: "blue" })], after: [{ delta: "Done now." }] }
   ]
@@ -171,6 +172,30 @@ describe("package tools in a turn", () => {
       const events = yield* stream.ended
       expect(events.at(-1)!.event).toBe("done")
       expect(events.at(-1)!.data.resolution).toBe("stopped")
+    })))
+})
+
+describe("a call cut off", () => {
+  it.scoped("by a stop is cancelled over MCP, shown as SERVICE_CANCELLED, and a call with an effect becomes unknown", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      yield* install(probeCopy({ slow: "local-write" }))
+      const id = yield* conversation
+      const stream = yield* node.stream(`/conversations/${id}/messages/stream`, { text: "slow write" })
+      // Stopped once the call went out: the service started and the effect is written.
+      yield* eventually(Effect.sync(() => ledgerRows(node.dataDir).length), (n) => n === 1, "the effect written")
+      const stopped = yield* node.request("POST", `/conversations/${id}/stop`, { body: {} })
+      expect(stopped).toMatchObject({ status: 200, body: { stopped: true } })
+      const events = yield* stream.ended
+      const end = events.find((e) => e.event === "tool-end")!.data
+      expect(end).toMatchObject({ name: "probe-service__slow", status: "failed", code: "SERVICE_CANCELLED" })
+      expect(events.at(-1)).toMatchObject({ event: "done", data: { resolution: "stopped" } })
+      const [effect] = ledgerRows(node.dataDir)
+      expect(effect).toMatchObject({ tool: "slow", status: "unknown", reason: "cancelled", may_have_run: 1 })
+      expect(query(node.dataDir, "SELECT subject_id FROM notices WHERE kind = 'unknown-effect'")).toEqual([{ subject_id: effect.id }])
+      const entries = yield* timeline(id)
+      const block = entries.at(-1).blocks.find((b: any) => b.type === "tool")
+      expect(block).toMatchObject({ status: "failed", code: "SERVICE_CANCELLED" })
     })))
 })
 
