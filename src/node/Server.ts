@@ -8,6 +8,8 @@ import * as FsPackageFolders from "../../layers/node/fs/FsPackageFolders.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
 import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
+import * as PackageCredentialsLive from "../../layers/node/packages/PackageCredentials.js"
+import * as SqlConnections from "../../layers/node/sql/SqlConnections.js"
 import * as SqlPackageRecords from "../../layers/node/sql/SqlPackageRecords.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
@@ -130,7 +132,12 @@ export const ServicesLive = (options: NodeOptions) => {
     ),
     Layer.provide(stores)
   )
-  return Layer.merge(engine, packages).pipe(Layer.provideMerge(base))
+  // Package credentials in the broker, and the connection states beside the other rows in the database.
+  const credentials = SqlConnections.layer.pipe(
+    Layer.provideMerge(PackageCredentialsLive.layer),
+    Layer.provide(Layer.merge(stores, secrets))
+  )
+  return Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(base))
 }
 
 export const ApiLive = (

@@ -8,12 +8,14 @@ import conversations from "./migrations/0001_conversations.js"
 import preferences from "./migrations/0002_preferences.js"
 import artifacts from "./migrations/0003_artifacts.js"
 import packages from "./migrations/0004_packages.js"
+import connectionStates from "./migrations/0006_connection_states.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
   "0002_preferences": preferences,
   "0003_artifacts": artifacts,
-  "0004_packages": packages
+  "0004_packages": packages,
+  "0006_connection_states": connectionStates
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
