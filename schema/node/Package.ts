@@ -74,7 +74,12 @@ export const CredentialWrite = Schema.Struct({
       message: () => ({ message: "must be a string of 1 to 8192 characters", override: true })
     })
   )
-}).annotations({ identifier: "CredentialWrite" })
+}).annotations({
+  identifier: "CredentialWrite",
+  // Not an object at all: the default message would quote the body, value included. (A field's own issue keeps
+  // its own message: this one is used only when the body itself is not an object.)
+  message: () => "must be an object {packageId, name, value}"
+})
 
 /** Never the value. `name` is the canonical name the credential is stored and granted under. */
 export const CredentialStored = Schema.Struct({
