@@ -48,7 +48,7 @@ export const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>, options: Param
     return Effect.provide(effect, NodeServer.layer(options).pipe(Layer.provide(captureLogs)))
   })
 
-/** A raw call, recorded. */
+/** A raw call, its answer recorded. */
 export const call = (
   method: string,
   route: string,
@@ -57,7 +57,8 @@ export const call = (
   Effect.flatMap(TestNode, (node) => node.request(method, route, options)).pipe(
     Effect.tap((response) =>
       Effect.sync(() => {
-        seen.push(`${method} ${route} ${response.status} ${JSON.stringify([...response.headers.entries()])}`)
+        // The route without its query: the request is the test's own words, the answer is what is checked.
+        seen.push(`${method} ${route.split("?")[0]} ${response.status} ${JSON.stringify([...response.headers.entries()])}`)
         seen.push(typeof response.body === "string" ? response.body : JSON.stringify(response.body))
       })
     )
@@ -83,7 +84,7 @@ export const storedSecrets = (dataDir: string): Record<string, string> => {
   return Object.fromEntries(Object.entries<any>(parsed.secrets).map(([name, secret]) => [name, secret.value]))
 }
 
-/** None of `values` appears in any response, header or log line of the test so far. */
+/** None of `values` appears in any recorded response, header or log line of the test so far. */
 export const expectNoLeak = (expect: (value: unknown) => any, ...values: ReadonlyArray<string>) => {
   expect(seen.length).toBeGreaterThan(0)
   expect(logLines.length).toBeGreaterThan(0)
