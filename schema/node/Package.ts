@@ -3,7 +3,7 @@
  * and the public page a provider returns the browser to after connecting a
  * package's account.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PathSegment } from "../common/Text.js"
 import { refusals } from "./Errors.js"
@@ -119,8 +119,26 @@ export const ConnectionCallbackParams = Schema.Struct({
 export const Html = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
 
 /** The callback's refusals are pages too: the reader is a browser. */
-const callbackPage = (status: 400 | 404 | 503, description: string) =>
-  Html.annotations({ ...HttpApiSchema.annotations({ status }), description })
+const callbackPages = {
+  400: "No state, a repeated parameter, a code too long, a return without a code, or a package that takes no credentials; nothing stored",
+  404: "A state the node does not hold for this package (unknown, spent, expired, another package's), or a package uninstalled since; nothing stored",
+  503: "The secret broker could not store the code"
+} as const
+const callbackPage = (status: keyof typeof callbackPages) =>
+  Html.annotations({ ...HttpApiSchema.annotations({ status }), description: callbackPages[status] })
+
+/**
+ * `HttpApi.make` declares its own JSON decode error at 400 on every route, which makes the generator describe
+ * this route's 400 page as JSON: described here as the page it is (the route decodes anything, so that
+ * error never leaves it).
+ */
+const describeCallbackPages = (operation: Record<string, any>) => ({
+  ...operation,
+  responses: {
+    ...operation.responses,
+    400: { description: callbackPages[400], content: { "text/html; charset=utf-8": { schema: { type: "string" } } } }
+  }
+})
 
 // ---------------------------------------------------------------------------
 // The directory (not shown in the spec: decided in docs/decisions.md, "Package directory")
@@ -311,8 +329,9 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .setPath(ConnectionCallbackPath)
       .setUrlParams(ConnectionCallbackParams)
       .addSuccess(Html)
-      .addError(callbackPage(400, "No state, a repeated parameter, a code too long, a return without a code, or a package that takes no credentials; nothing stored"))
-      .addError(callbackPage(404, "A state the node does not hold for this package (unknown, spent, expired, another package's), or a package uninstalled since; nothing stored"))
-      .addError(callbackPage(503, "The secret broker could not store the code"))
+      .addError(callbackPage(400))
+      .addError(callbackPage(404))
+      .addError(callbackPage(503))
+      .annotate(OpenApi.Transform, describeCallbackPages)
   )
 {}
