@@ -5,7 +5,9 @@
  * probe service's env_names tool), each with its own values and none of the other's.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as FileSecretBroker from "../../../layers/node/fs/SecretBroker.js"
 import * as PackageCredentialsLive from "../../../layers/node/packages/PackageCredentials.js"
 import * as NodeDatabase from "../../../layers/node/sql/NodeDatabase.js"
@@ -91,5 +93,23 @@ describe("grants", () => {
         "CREDENTIAL_TOKEN"
       ])
       expectNoLeak(expect, ...Object.values(values))
+    })))
+
+  it.scoped("a broker that cannot be read fails the service's start instead of running it without its credentials", () =>
+    withNode(Effect.gen(function*() {
+      const dir = yield* dataDir
+      yield* install(packageFolder(probeId))
+      expect((yield* call("POST", "/credentials", { body: { packageId: probeId, name: "token", value: values.probeToken } })).status)
+        .toBe(200)
+      fs.chmodSync(path.join(dir, "secrets.json"), 0o644)
+      const grants = yield* Effect.provide(PackageCredentialsLive.runtimeGrants, credentialsOver(dir))
+      const exit = yield* Effect.exit(grants(probe()))
+      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      expect(JSON.stringify(exit)).not.toContain(values.probeToken)
+      const refused = yield* Effect.flip(Effect.provide(
+        Effect.flatMap(ServiceRuntime, (runtime) => runtime.call(probe(), { tool: "env_names", input: {} })),
+        runtimeLayer({ grants })
+      ))
+      expect(refused).toMatchObject({ _tag: "ServiceUnreachable", reason: "start-failed" })
     })))
 })
