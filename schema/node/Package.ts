@@ -3,7 +3,7 @@
  * and the public page a provider returns the browser to after connecting a
  * package's account.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PathSegment } from "../common/Text.js"
 import { refusals } from "./Errors.js"
@@ -61,8 +61,9 @@ export const PackageApprovalDecided = Schema.Struct({
 }).annotations({ identifier: "PackageApprovalDecided" })
 
 /**
- * A credential a package uses, kept by the secret broker. The name
- * `maps:tiles` (and any consumer of it) is refused here by the handler.
+ * A credential a package's service uses, kept by the secret broker bound to that package and handed to its
+ * service only (docs/decisions.md, "Package credentials"). The name is folded (case, `-`, `.`, `:`) to its
+ * canonical form; the map tile key's name and packages declaring themselves its consumers are refused.
  */
 export const CredentialWrite = Schema.Struct({
   packageId: PackageId,
@@ -73,24 +74,70 @@ export const CredentialWrite = Schema.Struct({
       message: () => ({ message: "must be a string of 1 to 8192 characters", override: true })
     })
   )
-}).annotations({ identifier: "CredentialWrite" })
+}).annotations({
+  identifier: "CredentialWrite",
+  // Not an object at all: the default message would quote the body, value included. (A field's own issue keeps
+  // its own message: this one is used only when the body itself is not an object.)
+  message: () => "must be an object {packageId, name, value}"
+})
 
-/** Never the value. */
+/** Never the value. `name` is the canonical name the credential is stored and granted under. */
 export const CredentialStored = Schema.Struct({
   packageId: Schema.String,
   name: Schema.String,
   stored: Schema.Literal(true)
 }).annotations({ identifier: "CredentialStored" })
 
-/** Scoped package ids arrive URL-encoded. */
-export const ConnectionCallbackPath = Schema.Struct({ packageId: PathSegment(PackageId) })
+/**
+ * A connection the node is ready to receive: `state` goes to the provider with the authorization request
+ * (the only time the node shows it), `callbackUrl` is the redirect address to register and send.
+ */
+export const ConnectionStarted = Schema.Struct({
+  packageId: Schema.String,
+  state: Schema.String,
+  callbackUrl: Schema.String,
+  expiresAt: Schema.String
+}).annotations({ identifier: "ConnectionStarted" })
 
-/** What a provider appends (OAuth 2.0 redirect parameters); the single-use `state` authenticates the request. */
+/** Scoped package ids arrive URL-encoded. Any id is taken: one the node never issued a state for gets a page. */
+export const ConnectionCallbackPath = Schema.Struct({ packageId: PathSegment(Schema.String) })
+
+/**
+ * What a provider appends (OAuth 2.0 redirect parameters); the single-use `state` authenticates the request.
+ * Anything decodes (a repeated parameter is an array), so every answer is a page and no refusal can quote the
+ * code or the state back.
+ */
+const CallbackParam = Schema.optional(Schema.Union(Schema.String, Schema.Array(Schema.String)))
 export const ConnectionCallbackParams = Schema.Struct({
-  state: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))),
-  code: Schema.optional(Schema.String.pipe(Schema.maxLength(4000))),
-  error: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-  error_description: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  state: CallbackParam,
+  code: CallbackParam,
+  error: CallbackParam,
+  error_description: CallbackParam
+})
+
+/** A page of the callback: short, no script, never the code or the state. */
+export const Html = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
+
+/** The callback's refusals are pages too: the reader is a browser. */
+const callbackPages = {
+  400: "No state, a repeated parameter, a code too long, a return without a code, or a package that takes no credentials; nothing stored",
+  404: "A state the node does not hold for this package (unknown, spent, expired, another package's), or a package uninstalled since; nothing stored",
+  503: "The secret broker could not store the code"
+} as const
+const callbackPage = (status: keyof typeof callbackPages) =>
+  Html.annotations({ ...HttpApiSchema.annotations({ status }), description: callbackPages[status] })
+
+/**
+ * `HttpApi.make` declares its own JSON decode error at 400 on every route, which makes the generator describe
+ * this route's 400 page as JSON: described here as the page it is (the route decodes anything, so that
+ * error never leaves it).
+ */
+const describeCallbackPages = (operation: Record<string, any>) => ({
+  ...operation,
+  responses: {
+    ...operation.responses,
+    400: { description: callbackPages[400], content: { "text/html; charset=utf-8": { schema: { type: "string" } } } }
+  }
 })
 
 // ---------------------------------------------------------------------------
@@ -194,9 +241,6 @@ export const ApprovalEvents = Schema.Struct({
   events: Schema.Array(ApprovalEvent)
 }).annotations({ identifier: "ApprovalEvents" })
 
-/** A short page that never repeats the code or the state. */
-export const Html = HttpApiSchema.Text({ contentType: "text/html; charset=utf-8" })
-
 export class PackagesGroup extends HttpApiGroup.make("packages")
   .add(
     HttpApiEndpoint.get("directory", "/packages")
@@ -270,7 +314,14 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
     HttpApiEndpoint.post("storeCredential", "/credentials")
       .setPayload(CredentialWrite)
       .addSuccess(CredentialStored)
-      .addError(refusals("INVALID_INPUT", "NOT_IMPLEMENTED"))
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "SECRET_STORE_UNAVAILABLE"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.post("startConnection", "/connections/:packageId/start")
+      .setPath(PackagePath)
+      .addSuccess(ConnectionStarted)
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
       .middleware(Authenticated)
   )
   .add(
@@ -278,6 +329,9 @@ export class PackagesGroup extends HttpApiGroup.make("packages")
       .setPath(ConnectionCallbackPath)
       .setUrlParams(ConnectionCallbackParams)
       .addSuccess(Html)
-      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_IMPLEMENTED"))
+      .addError(callbackPage(400))
+      .addError(callbackPage(404))
+      .addError(callbackPage(503))
+      .annotate(OpenApi.Transform, describeCallbackPages)
   )
 {}

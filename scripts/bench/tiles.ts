@@ -106,6 +106,7 @@ const stores = (policy: unknown, origin: string) =>
       SecretBroker,
       SecretBroker.of({
         get: () => Effect.succeedSome({ value: Redacted.make("bench-key-value"), origin }),
+        list: () => Effect.die("not used"),
         put: () => Effect.die("not used"),
         remove: () => Effect.die("not used")
       })

@@ -18,6 +18,10 @@ export interface Secret {
 
 export class SecretBroker extends Context.Tag("clark/node/SecretBroker")<SecretBroker, {
   readonly get: (name: string) => Effect.Effect<Option.Option<Secret>, SecretStoreUnavailable>
+  /** Every secret whose name starts with `prefix` (a package's credentials), in name order. */
+  readonly list: (
+    prefix: string
+  ) => Effect.Effect<ReadonlyArray<{ readonly name: string; readonly secret: Secret }>, SecretStoreUnavailable>
   /** Stores or replaces the secret, durably, before answering. */
   readonly put: (name: string, secret: Secret) => Effect.Effect<void, SecretStoreUnavailable>
   /** False when there was no such secret. */

@@ -10,6 +10,8 @@ import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as SqlLedger from "../../layers/node/ledger/SqlLedger.js"
+import * as PackageCredentialsLive from "../../layers/node/packages/PackageCredentials.js"
+import * as SqlConnections from "../../layers/node/sql/SqlConnections.js"
 import * as SqlPackageRecords from "../../layers/node/sql/SqlPackageRecords.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlActivity from "../../layers/node/sql/SqlActivity.js"
@@ -141,15 +143,24 @@ export const ServicesLive = (options: NodeOptions) => {
     ),
     Layer.provide(stores)
   )
-  // Service packages run as MCP processes; the SDK is loaded by the first tool call that needs a service.
+  // Package credentials in the broker, and the connection states beside the other rows in the database.
+  const credentials = SqlConnections.layer.pipe(
+    Layer.provideMerge(PackageCredentialsLive.layer),
+    Layer.provide(Layer.merge(stores, secrets))
+  )
+  // Service packages run as MCP processes, each given its own credentials; the SDK is loaded by the first tool
+  // call that needs a service.
   const runtime = onFirstUse(
     ServiceRuntime,
     () =>
       options.serviceRuntime !== undefined
         ? Promise.resolve(options.serviceRuntime)
         : import("../../layers/node/services/McpServiceRuntime.js").then((McpServiceRuntime) =>
-          Layer.unwrapEffect(Effect.map(Effect.orDie(McpServiceRuntime.SettingsConfig), (settings) =>
-            McpServiceRuntime.layer({ ...settings, dataDir: path.join(options.dataDir, "package-data") })))
+          Layer.unwrapEffect(Effect.gen(function*() {
+            const settings = yield* Effect.orDie(McpServiceRuntime.SettingsConfig)
+            const grants = yield* PackageCredentialsLive.runtimeGrants
+            return McpServiceRuntime.layer({ ...settings, grants, dataDir: path.join(options.dataDir, "package-data") })
+          }))
         ),
     (service) =>
       ServiceRuntime.of({
@@ -159,9 +170,9 @@ export const ServicesLive = (options: NodeOptions) => {
         stopAll: Effect.flatMap(service, (runtime) => runtime.stopAll),
         running: Effect.flatMap(service, (runtime) => runtime.running)
       })
-  )
+  ).pipe(Layer.provide(credentials))
   const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
-  return Layer.merge(engine, packages).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  return Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
 }
 
 export const ApiLive = (

@@ -106,6 +106,8 @@ const decided: ReadonlyArray<Route> = [
   ["POST", "/packages/install-requests", "authenticated"],
   ["GET", "/packages/approvals/{approvalId}", "authenticated"],
   ["GET", "/packages/approval-events", "authenticated"],
+  // Issuing the single-use state a connection's callback is authenticated by (any token holder, as /credentials)
+  ["POST", "/connections/{packageId}/start", "authenticated"],
   ["PUT", "/preferences/execution.installs", "person-only"]
 ]
 
@@ -305,6 +307,7 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("approvalEvents", unbuilt)
       .handle("decideApproval", unbuilt)
       .handle("storeCredential", unbuilt)
+      .handle("startConnection", unbuilt)
       .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
     handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt)),

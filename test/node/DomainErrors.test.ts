@@ -20,6 +20,13 @@ import {
   ReferenceNotAvailable,
   TurnNotFound
 } from "../../services/node/ConversationErrors.js"
+import {
+  CallbackHostInvalid,
+  CredentialNameInvalid,
+  CredentialStoreUnavailable,
+  PackageNotInstalled,
+  TileKeyConsumer
+} from "../../services/node/CredentialErrors.js"
 import { DeletionRefused } from "../../services/node/DeletionErrors.js"
 import {
   ApprovalAlreadyDecided,
@@ -116,7 +123,13 @@ const rows: ReadonlyArray<Row> = [
   [new TileRefused({ reason: "The tile is larger than 524288 bytes" }), 502, "MAP_TILE_REFUSED", {}],
   // Secrets
   [new SecretStoreUnavailable({ reason: "EACCES /data/secrets.json" }), 503, "MAP_TILE_KEY_UNAVAILABLE", {}],
-  [new SecretNameReserved({ name: "maps:tiles" }), 400, "INVALID_INPUT", { field: "name" }],
+  [new SecretNameReserved({ name: "maps:tiles" }), 400, "INVALID_INPUT", { field: "name", reason: "reserved-name" }],
+  // Package credentials and connections
+  [new CredentialNameInvalid({ name: "9lives", problem: "characters" }), 400, "INVALID_INPUT", { field: "name", reason: "name-characters" }],
+  [new PackageNotInstalled({ packageId: "weather" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new TileKeyConsumer({ packageId: "maps" }), 400, "INVALID_INPUT", { field: "packageId", reason: "maps-tiles-consumer" }],
+  [new CredentialStoreUnavailable({ reason: "EACCES" }), 503, "SECRET_STORE_UNAVAILABLE", {}],
+  [new CallbackHostInvalid(), 400, "INVALID_INPUT", { field: "host" }],
   // Preferences, deletion, pending routes
   [
     new PreferenceInvalid({ key: "maps.tilePolicy", problem: "maxZoom: Expected a number between 0 and 19" }),
@@ -226,6 +239,11 @@ describe("toNodeError", () => {
       TileRefused: true,
       SecretStoreUnavailable: true,
       SecretNameReserved: true,
+      CredentialNameInvalid: true,
+      PackageNotInstalled: true,
+      TileKeyConsumer: true,
+      CredentialStoreUnavailable: true,
+      CallbackHostInvalid: true,
       PreferenceInvalid: true,
       DeletionRefused: true,
       LocalSourceUnreadable: true,

@@ -546,9 +546,9 @@ describe("POST /credentials", () => {
       expect(filesHolding(dir, tileKey)).toEqual([])
       expect((yield* call("GET", "/map-tiles/key")).body).toEqual({ key: null })
 
-      // Other names wait for the packages work.
+      // Other names are package credentials: this package is not installed (test/node/credentials/).
       const other = yield* call("POST", "/credentials", { body: { packageId: "weather", name: "api-token", value: tileKey } })
-      expectError(other, 501, "NOT_IMPLEMENTED")
+      expectError(other, 404, "RESOURCE_NOT_FOUND")
       // A value too long is refused without quoting it.
       const long = yield* call("POST", "/credentials", {
         body: { packageId: "weather", name: "api-token", value: tileKey.repeat(500) }

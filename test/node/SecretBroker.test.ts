@@ -74,6 +74,28 @@ describe("the file secret broker", () => {
       expect(yield* secrets.remove("toString")).toBe(false)
     }))
 
+  it.effect("lists the secrets under a prefix, in name order, as Redacted", () =>
+    Effect.gen(function*() {
+      const dataDir = makeDataDir()
+      const secrets = yield* broker(dataDir)
+      expect(yield* secrets.list("package:")).toEqual([])
+      yield* secrets.put("maps:tiles", { value: Redacted.make(key), origin: "https://a.example.com" })
+      yield* secrets.put("package:weather:token", { value: Redacted.make("weather-token") })
+      yield* secrets.put("package:weather-pro:token", { value: Redacted.make("pro-token") })
+      yield* secrets.put("package:weather:region", { value: Redacted.make("eu") })
+      const listed = yield* secrets.list("package:weather:")
+      expect(listed.map((entry) => entry.name)).toEqual(["package:weather:region", "package:weather:token"])
+      expect(listed.map((entry) => Redacted.value(entry.secret.value))).toEqual(["eu", "weather-token"])
+      expect(listed.every((entry) => Redacted.isRedacted(entry.secret.value))).toBe(true)
+      expect((yield* secrets.list("")).map((entry) => entry.name)).toEqual([
+        "maps:tiles",
+        "package:weather-pro:token",
+        "package:weather:region",
+        "package:weather:token"
+      ])
+      expect((yield* secrets.list("maps:")).map((entry) => entry.secret.origin)).toEqual(["https://a.example.com"])
+    }))
+
   it.effect("a new broker on the same dir reads what the last one acknowledged", () =>
     Effect.gen(function*() {
       const dataDir = makeDataDir()

@@ -145,6 +145,15 @@ export const make = (dataDir: string) =>
             Option.fromNullable(Object.hasOwn(secrets, name) ? secrets[name] : undefined),
             (stored): Secret => (stored.origin === undefined ? { value: stored.value } : stored)
           )),
+      list: (prefix) =>
+        Effect.map(readAll, (secrets) =>
+          Object.keys(secrets)
+            .filter((name) => name.startsWith(prefix))
+            .sort()
+            .map((name) => {
+              const stored = secrets[name]!
+              return { name, secret: stored.origin === undefined ? { value: stored.value } : stored }
+            })),
       put: (name, secret) =>
         update((secrets) => [
           undefined,

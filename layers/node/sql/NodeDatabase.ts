@@ -8,6 +8,7 @@ import conversations from "./migrations/0001_conversations.js"
 import preferences from "./migrations/0002_preferences.js"
 import artifacts from "./migrations/0003_artifacts.js"
 import packages from "./migrations/0004_packages.js"
+import connectionStates from "./migrations/0005_connection_states.js"
 import taskApprovals from "./migrations/0006_task_approvals.js"
 
 const loader = Migrator.fromRecord({
@@ -15,7 +16,7 @@ const loader = Migrator.fromRecord({
   "0002_preferences": preferences,
   "0003_artifacts": artifacts,
   "0004_packages": packages,
-  // 0005 is the package credentials' connection states.
+  "0005_connection_states": connectionStates,
   "0006_task_approvals": taskApprovals
 })
 

@@ -11,11 +11,9 @@ import { TilePolicyValue, tileSecretName } from "../../../schema/node/Maps.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { MapTiles, offlineReason, type Tile } from "../../../services/node/MapTiles.js"
-import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import { decodePreference } from "../../../services/node/PreferenceErrors.js"
 import { type PreferenceState, PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { SecretBroker } from "../../../services/node/SecretBroker.js"
-import { SecretNameReserved } from "../../../services/node/SecretErrors.js"
 import type { TilesRateLimited } from "../../../services/node/TileErrors.js"
 import { toNodeError, wire } from "../http/Errors.js"
 
@@ -40,18 +38,6 @@ const rateLimitedResponse = (error: TilesRateLimited) =>
       status: 429,
       headers: { "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) }
     }))
-
-/**
- * POST /credentials, for now: the map key is refused by name (trimmed,
- * case-insensitive, compatibility-normalised) so it can never be stored
- * without its origin binding; package credentials come with the packages work.
- */
-export const storeCredential = ({ payload }: { readonly payload: { readonly name: string } }) =>
-  Effect.fail(toNodeError(
-    payload.name.normalize("NFKC").trim().toLowerCase() === tileSecretName
-      ? new SecretNameReserved({ name: tileSecretName })
-      : new NotImplementedYet({ feature: "package credentials" })
-  ))
 
 export const MapsLive = HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
   Effect.gen(function*() {

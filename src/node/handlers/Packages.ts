@@ -1,5 +1,6 @@
 /**
- * The package routes: the directory, local folders, installs and their approvals. POST /packages/install is
+ * The package routes: the directory, local folders, installs and their approvals, credentials and connections
+ * (./Credentials.ts). POST /packages/install is
  * person-only (the route's middleware); a machine surface asks through POST /packages/install-requests,
  * which never installs by itself.
  */
@@ -11,9 +12,8 @@ import { type Asker, Installer, type InstallOutcome } from "../../../services/no
 import { PackageDirectory } from "../../../services/node/PackageDirectory.js"
 import { ApprovalNotFound, PackageNotListed } from "../../../services/node/PackageErrors.js"
 import { PackageRecords } from "../../../services/node/PackageRecords.js"
-import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
-import { toNodeError, wire } from "../http/Errors.js"
-import { storeCredential } from "./Maps.js"
+import { wire } from "../http/Errors.js"
+import { connectionCallback, startConnection, storeCredential } from "./Credentials.js"
 
 /** The 202 of an install that waits for the person. */
 const approvalRequired = (outcome: Extract<InstallOutcome, { _tag: "ApprovalRequired" }>) =>
@@ -73,6 +73,6 @@ export const PackagesLive = HttpApiBuilder.group(NodeApi, "packages", (handlers)
           kind: "install" as const
         })).pipe(wire))
       .handle("storeCredential", storeCredential)
-      .handle("connectionCallback", () =>
-        Effect.fail(toNodeError(new NotImplementedYet({ feature: "package connections" }))))
+      .handle("startConnection", startConnection)
+      .handle("connectionCallback", connectionCallback)
   }))

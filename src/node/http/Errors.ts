@@ -12,6 +12,7 @@ import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
+import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
 import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
 import type { LedgerError } from "../../../services/node/LedgerErrors.js"
@@ -33,6 +34,7 @@ export type NodeDomainError =
   | ApprovalError
   | ServiceCallError
   | LedgerError
+  | ConnectionStartError
   | NotImplementedYet
 
 /** At most this many characters of anything a client sent appear in a message. */
@@ -66,6 +68,11 @@ const unreadableMessages: Record<typeof UnreadableReason.Type, string> = {
   link: "The package contains a symbolic or hard link",
   "special-file": "The package contains something that is neither a file nor a folder",
   unreadable: "A file of the package cannot be read"
+}
+
+const credentialNameMessages: Record<typeof CredentialNameProblem.Type, string> = {
+  characters: "must be a letter followed by letters, digits, '_', '-', '.' or ':'",
+  length: "must be 1 to 53 characters"
 }
 
 /** Which field of the answer a refused answer is about. */
@@ -136,7 +143,28 @@ const mapping: Mapping = {
   // Secrets: the only secret a route reads or writes today is the map tile key.
   SecretStoreUnavailable: () => refuse("MAP_TILE_KEY_UNAVAILABLE", "The node's secret store cannot be used"),
   SecretNameReserved: () =>
-    refuse("INVALID_INPUT", "The map tile key is managed through /map-tiles/key, not /credentials", { field: "name" }),
+    refuse("INVALID_INPUT", "The map tile key is managed through /map-tiles/key, not /credentials", {
+      field: "name",
+      reason: "reserved-name"
+    }),
+  // Package credentials and connections (docs/decisions.md, "Package credentials"); never a value, code or state.
+  CredentialNameInvalid: (e) =>
+    refuse("INVALID_INPUT", `The credential name ${quote(e.name)} ${credentialNameMessages[e.problem]}`, {
+      field: "name",
+      reason: `name-${e.problem}`
+    }),
+  PackageNotInstalled: (e) =>
+    refuse("RESOURCE_NOT_FOUND", `No package ${quote(e.packageId)} is installed`),
+  TileKeyConsumer: () =>
+    refuse(
+      "INVALID_INPUT",
+      "The package declares itself a consumer of the map tile key: its key is managed through /map-tiles/key",
+      { field: "packageId", reason: "maps-tiles-consumer" }
+    ),
+  CredentialStoreUnavailable: () =>
+    refuse("SECRET_STORE_UNAVAILABLE", "The node's secret store cannot be used; nothing was stored"),
+  CallbackHostInvalid: () =>
+    refuse("INVALID_INPUT", "The request's Host is not an address a callback can be sent to", { field: "host" }),
   // Preferences
   PreferenceInvalid: (e) =>
     refuse("PREFERENCE_INVALID", `The value does not fit ${e.key}`, { key: e.key, problem: e.problem }),

@@ -200,6 +200,7 @@ export const makeWorld = (options: WorldOptions = {}): Effect.Effect<World, neve
           name === "maps:tiles"
             ? Effect.flatMap(Ref.get(secret), Either.match({ onLeft: Effect.fail, onRight: Effect.succeed }))
             : Effect.succeedNone,
+        list: () => Effect.die("not used by MapTiles"),
         put: () => Effect.die("not used by MapTiles"),
         remove: () => Effect.die("not used by MapTiles")
       })
