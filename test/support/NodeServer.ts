@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as NoModel from "../../layers/node/model/NoModel.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
+import type { ModelProvider } from "../../services/node/ModelProvider.js"
 import type { TurnSettings } from "../../layers/node/TurnEngine.js"
 import { serveApi } from "../../src/http/ServeApi.js"
 import { createServer } from "../../src/node/http/ClientError.js"
@@ -80,8 +81,8 @@ const parse = (chunk: string): SseEvent | undefined => {
 /** A node serving `script` on `dataDir` (a new temporary one unless given). */
 export const layer = (options: {
   readonly script?: Scripted.ScriptInput
-  /** "none" runs the node without a model. */
-  readonly model?: "scripted" | "none"
+  /** "none" runs the node without a model; a layer runs it with that model (a provider against a local server). */
+  readonly model?: "scripted" | "none" | Layer.Layer<ModelProvider>
   readonly dataDir?: string
   readonly turns?: Partial<TurnSettings>
   /** Replaces the node's tile fetcher. */
@@ -97,7 +98,7 @@ export const layer = (options: {
     TestNode,
     Effect.gen(function*() {
       const dataDir = options.dataDir ?? makeDataDir()
-      const script = options.model === "none" ? NoModel.layer : Scripted.fromScript(
+      const script = typeof options.model === "object" ? options.model : options.model === "none" ? NoModel.layer : Scripted.fromScript(
         (yield* Effect.orDie(
           Effect.try(() =>
             // Decoding fills the script's defaults.

@@ -3,7 +3,7 @@
  * of it), and the turns' tasks with their waiting approvals; unknown effects come from the ledger's own file.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Clock, DateTime, Effect, Layer, Option, Schema } from "effect"
 import type { ActivityRow, WorkItem } from "../../../schema/node/Inbox.js"
 import { Surface } from "../../../schema/node/Security.js"
 import { Activity, summaryOf, taskStatus } from "../../../services/node/Activity.js"
@@ -90,12 +90,13 @@ export const make = Effect.gen(function*() {
 
   const work: Activity["Type"]["work"] = ({ conversationId, limit }) =>
     Effect.gen(function*() {
+      const now = DateTime.formatIso(DateTime.unsafeMake(yield* Clock.currentTimeMillis))
       // One row per task: its first user message, its reply (the host's own ask-again lines are not replies).
       const rows = yield* sql`
         SELECT u.task_id, u.conversation_id, u.origin, u.blocks, u.created_at, u.status AS message_status,
           r.status AS reply_status, r.created_at AS reply_created_at, r.updated_at AS reply_updated_at,
           (SELECT t.id FROM task_approvals t WHERE t.task_id = u.task_id AND t.status = 'asked'
-            ORDER BY t.requested_at LIMIT 1) AS approval_waiting
+            AND t.expires_at > ${now} ORDER BY t.requested_at LIMIT 1) AS approval_waiting
         FROM messages u
         LEFT JOIN messages r ON r.task_id = u.task_id AND r.role = 'assistant' AND r.host_written IS NULL
         WHERE u.role = 'user' AND u.task_id IS NOT NULL

@@ -286,8 +286,16 @@ describe("install approvals", () => {
     withNode(Effect.gen(function*() {
       const node = yield* TestNode
       const { waiting } = yield* asked
+      // One client for all 50: making one reads the whole contract, and 50 made at once held the requests back
+      // for seconds, long enough for an idle pooled connection to be closed under the first one.
+      const client = yield* person
       const answers = yield* Effect.all(
-        Array.from({ length: 50 }, () => decide(waiting.approvalId, "granted", waiting.operationDigest)),
+        Array.from({ length: 50 }, () =>
+          Effect.orDie(wire(client.packages.decideApproval({
+            path: { approvalId: waiting.approvalId },
+            payload: { decision: "granted", digest: waiting.operationDigest },
+            withResponse: true
+          })))),
         { concurrency: "unbounded" }
       )
       expect(answers.filter((a) => a.status === 200)).toHaveLength(1)
