@@ -11,7 +11,8 @@
  * 1. Read: `PackageTools.call("probe-service__read_value")` (catalogue, input check, policy and its
  *    preferences, approvals, the runtime's slot, MCP stdio, the audit row) against the SDK `Client` over
  *    `StdioClientTransport` calling `read_value` on its own process of the same bundled copy. Target: the
- *    node adds ≤ 2 ms p99. Then the pieces of that call alone (runtime, store reads, audit row), a quarter
+ *    node adds ≤ 2 ms p99. A second SDK client on a process of its own runs in the same rounds: how far two
+ *    identical paths' p99 differ on this machine, the floor under which a difference is noise. Then the pieces of that call alone (runtime, store reads, audit row), a quarter
  *    as many times: where the added time goes. Each row also gives the median CPU time of this process per
  *    call, which the machine's load stretches far less than wall time.
  * 2. Write: `write_value` (risk local-write) through PackageTools over the node's ledger, whose `record` is
@@ -47,8 +48,9 @@ import { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import { TaskApprovals } from "../../services/node/TaskApprovals.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
 import { probeCopy, probeId } from "../../test/node/tools/Fixtures.js"
-import { log, otherWorkCores, otherWorkLimit, percentile, positiveInt, writeDocs } from "./Common.js"
-import { benchLedger, type LedgerFigures, markdown as ledgerMarkdown } from "./ledger.js"
+import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
+import { benchLedger } from "./ledger.js"
+import { type Figures, report, type Results } from "./tools/report.js"
 
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_TOOLS_N", full ? 10_000 : 2_000)
@@ -71,14 +73,6 @@ const script: Scripted.ScriptInput = {
     },
     { match: "^plain", steps: [{ delta: "Read." }] }
   ]
-}
-
-interface Figures {
-  readonly p50: number
-  readonly p99: number
-  readonly max: number
-  /** Median CPU time of this process (the node, or the SDK client) per call, in ms: what load cannot stretch. */
-  readonly cpu: number
 }
 
 interface Sample {
@@ -213,13 +207,6 @@ const newConversation = (baseUrl: string, token: string) =>
     return ((await response.json()) as { conversationId: string }).conversationId
   })
 
-interface Results {
-  readonly read: { readonly direct: Figures; readonly node: Figures }
-  readonly write: { readonly noLedger: Figures; readonly ledger: Figures; readonly record: Figures }
-  readonly breakdown: ReadonlyArray<readonly [string, Figures]>
-  readonly turns: { readonly plain: Figures; readonly tool: Figures } | undefined
-  readonly ledgerBench: { readonly n: number; readonly rows: ReadonlyArray<LedgerFigures> }
-}
 
 const run = Effect.scoped(Effect.gen(function*() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-tools-"))
@@ -254,16 +241,26 @@ const run = Effect.scoped(Effect.gen(function*() {
 
   // 1. Read: the node's PackageTools against the SDK client on a process of its own.
   const tools = Context.get(context, PackageTools)
-  const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(folder, "server.mjs")], cwd: folder })
-  const direct = new Client({ name: "bench-direct", version: "1.0.0" }, { capabilities: {} })
-  yield* Effect.acquireRelease(Effect.promise(() => direct.connect(transport)), () => Effect.promise(() => direct.close()))
+  const sdkClient = Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(folder, "server.mjs")], cwd: folder })
+      const client = new Client({ name: "bench-direct", version: "1.0.0" }, { capabilities: {} })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+  const direct = yield* sdkClient
+  // A second direct client on a process of its own: how far two identical paths' p99 differ on this machine.
+  const twin = yield* sdkClient
   const readInput = { key: "colour" }
   const expectDone = (outcome: { readonly status: string; readonly output: unknown }) =>
     outcome.status === "done" ? Effect.void : Effect.dieMessage(`the call failed: ${JSON.stringify(outcome.output)}`)
   log(`Read: ${n} calls each, after ${warmup} unmeasured`)
-  const [directRead, nodeRead] = yield* interleaved(part("read") ? n : 1, part("read") ? warmup : 0, [
+  const [directRead, nodeRead, twinRead] = yield* interleaved(part("read") ? n : 1, part("read") ? warmup : 0, [
     timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: readInput }))),
-    timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", readInput), expectDone))
+    timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", readInput), expectDone)),
+    timed(Effect.promise(() => twin.callTool({ name: "read_value", arguments: readInput })))
   ])
 
   // The pieces of that call alone, interleaved the same way: where the node's time goes.
@@ -320,7 +317,7 @@ const run = Effect.scoped(Effect.gen(function*() {
   log("Ledger micro-benchmark (scripts/bench/ledger.ts)")
   const ledgerBench = yield* benchLedger({ n: part("ledger") ? writes : 1, warmup: part("ledger") ? 200 : 0 })
   return {
-    read: { direct: directRead!, node: nodeRead! },
+    read: { direct: directRead!, node: nodeRead!, twin: twinRead! },
     breakdown,
     write: { noLedger: writeNoLedger!, ledger: writeLedger!, record },
     turns: turnFigures,
@@ -328,67 +325,11 @@ const run = Effect.scoped(Effect.gen(function*() {
   } satisfies Results
 }))
 
-const ms = (value: number) => value.toFixed(3)
-const row = (what: string, f: Figures) => `| ${what} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} | ${ms(f.cpu)} |`
-const verdict = (met: boolean) => (met ? "met" : "**not met**")
-
-const report = (results: Results, otherWork: number, load: string) => {
-  const readAdded = results.read.node.p99 - results.read.direct.p99
-  const writeAdded = results.write.ledger.p99 - results.write.noLedger.p99
-  const breakdownTable = results.breakdown.length === 0 ? "" : `
-Where it goes: the pieces of that call, each alone, ${Math.max(1, Math.floor(n / 4)).toLocaleString("en-US")} times, interleaved the same way (ms):
-
-| piece | p50 | p99 | max | CPU per call, p50 |
-| --- | ---: | ---: | ---: | ---: |
-${results.breakdown.map(([what, f]) => row(what, f)).join("\n")}
-`
-  const turnsTable = results.turns === undefined ? "" : `
-Whole turns over HTTP (for information), ${turns} each, the waiting route with the person's headers, a new conversation per pair:
-
-| turn | p50 | p99 | max | CPU per turn, p50 |
-| --- | ---: | ---: | ---: | ---: |
-${row("model answers at once", results.turns.plain)}
-${row("model calls `probe-service__read_value`, then answers", results.turns.tool)}
-
-A turn with a tool call adds the call (row 2 above), its \`tool-start\` / \`tool-end\` events, the tool block in the
-timeline and a second model step: ${ms(results.turns.tool.p50 - results.turns.plain.p50)} ms at p50, ${ms(results.turns.tool.p99 - results.turns.plain.p99)} ms at p99.
-`
-  return `## Package tools
-
-\`npm run bench:tools\` (scripts/bench/tools.ts), ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, Node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "unknown"}), shared with other jobs.
-
-- The node built in-process from its own layers on a temporary data dir (real MCP runtime, SQLite stores, effect ledger with synchronous commits), the probe service package bundled into an installable copy and installed through the node's routes. The direct baseline is the SDK \`Client\` over \`StdioClientTransport\` on its own process of the same copy.
-- ${n.toLocaleString("en-US")} read calls and ${writes.toLocaleString("en-US")} write calls per variant after ${warmup} unmeasured, sequential, the variants interleaved call by call (which goes first alternates). "CPU per call" is the median CPU time of the benchmark's process (the node, or the SDK client) during one call, all its threads: load stretches it far less than the wall times.
-- Load: \`uptime\` ${load}; other work before the runs ${otherWork.toFixed(2)} cores of CPU${otherWork > otherWorkLimit ? " (**more than a quarter of a core: the figures are understated**)" : ""}.
-
-Read tool, times in ms:
-
-| call | p50 | p99 | max | CPU per call, p50 |
-| --- | ---: | ---: | ---: | ---: |
-${row("SDK client → probe `read_value` (direct)", results.read.direct)}
-${row("`PackageTools.call` → runtime → MCP stdio → probe (the node)", results.read.node)}
-
-Added by the node: ${ms(results.read.node.p50 - results.read.direct.p50)} ms at p50, ${ms(readAdded)} ms at p99. Target ≤ 2 ms p99: ${verdict(readAdded <= 2)}.
-${breakdownTable}
-Write tool (\`write_value\`, risk local-write), times in ms:
-
-| call | p50 | p99 | max | CPU per call, p50 |
-| --- | ---: | ---: | ---: | ---: |
-${row("`PackageTools.call` over a ledger that stores nothing", results.write.noLedger)}
-${row("`PackageTools.call` over the node's ledger (record and answer)", results.write.ledger)}
-${row("its `Ledger.record`, timed inside those calls", results.write.record)}
-
-The ledger's record inside the call: ${ms(results.write.record.p99)} ms p99 (the whole call, record and answer, ${ms(writeAdded)} ms more at p99 than without a ledger). Target ≤ 1 ms p99: ${verdict(results.write.record.p99 <= 1)}.
-
-${ledgerMarkdown(results.ledgerBench)}
-${turnsTable}`
-}
-
 const main = async () => {
   const otherWork = await otherWorkCores()
   const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
   const results = await Effect.runPromise(run)
-  const section = report(results, otherWork, load)
+  const section = report(results, { n, writes, turns, warmup, otherWork, load })
   console.log(`\n${section}`)
   if (!profiling) log(`Wrote ${writeDocs("tools", section)}`)
 }
