@@ -1,0 +1,343 @@
+/**
+ * `npm run bench:tools`: what the node adds to a package tool call (issue 14, point 8), measured against the
+ * same call made without it, in one run and one process, the variants interleaved call by call (which goes
+ * first alternates) so the machine's load hits both alike.
+ *
+ * The node is built in-process from its own layers (`ServicesLive` and `ApiLive` of src/node/Server.ts, the
+ * real MCP runtime, SQLite stores and effect ledger on a temporary data dir, the scripted model, HTTP on a
+ * loopback port); the probe service package (test/node/services/fixtures/probe-service, bundled with esbuild
+ * into an installable copy as the package-tool tests do) is installed through the node's own routes.
+ *
+ * 1. Read: `PackageTools.call("probe-service__read_value")` (catalogue, input check, policy and its
+ *    preferences, approvals, the runtime's slot, MCP stdio, the audit row) against the SDK `Client` over
+ *    `StdioClientTransport` calling `read_value` on its own process of the same bundled copy. Target: the
+ *    node adds ≤ 2 ms p99. A second SDK client on a process of its own runs in the same rounds: how far two
+ *    identical paths' p99 differ on this machine, the floor under which a difference is noise. Then the pieces of that call alone (runtime, store reads, audit row), a quarter
+ *    as many times: where the added time goes. Each row also gives the median CPU time of this process per
+ *    call, which the machine's load stretches far less than wall time.
+ * 2. Write: `write_value` (risk local-write) through PackageTools over the node's ledger, whose `record` is
+ *    timed inside the call, against the same PackageTools over a ledger that stores nothing; and the ledger's
+ *    own micro-benchmark (scripts/bench/ledger.ts). Target: the ledger record ≤ 1 ms p99.
+ * 3. For information: whole turns over HTTP (the waiting route, POST /conversations/{id}/messages), the
+ *    scripted model calling the read tool then answering, against a turn answering the same text at once.
+ *
+ * Defaults (under 2 minutes on a quiet machine): 2,000 read calls per variant after 200 unmeasured, 1,000
+ * write calls and ledger records, 100 turns each. BENCH_FULL=1: 10,000 reads, 5,000 writes, 1,000 turns;
+ * BENCH_TOOLS_N, BENCH_TOOLS_WRITES and BENCH_TOOLS_TURNS set them. A run under `--cpu-prof` (or with
+ * BENCH_TOOLS_DOCS=0) prints its tables and leaves docs/benchmarks.md alone.
+ */
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
+import * as Scripted from "../../layers/node/model/Scripted.js"
+import { NodeApi } from "../../schema/node/Api.js"
+import { Ledger, type NewEffect } from "../../services/node/Ledger.js"
+import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
+import { serveApi } from "../../src/http/ServeApi.js"
+import { createServer } from "../../src/node/http/ClientError.js"
+import { ApiLive, ServicesLive } from "../../src/node/Server.js"
+import { PackageRecords } from "../../services/node/PackageRecords.js"
+import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
+import { PreferenceStore } from "../../services/node/PreferenceStore.js"
+import { TaskApprovals } from "../../services/node/TaskApprovals.js"
+import { AuditLog } from "../../services/node/AuditLog.js"
+import { probeCopy, probeId } from "../../test/node/tools/Fixtures.js"
+import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
+import { benchLedger } from "./ledger.js"
+import { type Figures, report, type Results } from "./tools/report.js"
+
+const full = process.env.BENCH_FULL === "1"
+const n = positiveInt("BENCH_TOOLS_N", full ? 10_000 : 2_000)
+/** Write calls wait on the ledger's fsync: fewer of them keep the default run short. */
+const writes = positiveInt("BENCH_TOOLS_WRITES", full ? 5_000 : 1_000)
+const turns = positiveInt("BENCH_TOOLS_TURNS", full ? 1_000 : 100)
+const warmup = 200
+const appSecret = "bench-app-secret"
+/** BENCH_TOOLS_ONLY=read,breakdown,write,turns,ledger (any of them) runs only those parts, e.g. to profile one. */
+const only = process.env.BENCH_TOOLS_ONLY?.split(",")
+const part = (name: string) => only === undefined || only.includes(name)
+const profiling = only !== undefined || process.execArgv.some((flag) => flag.startsWith("--cpu-prof")) || process.env.BENCH_TOOLS_DOCS === "0"
+
+const script: Scripted.ScriptInput = {
+  rules: [
+    {
+      match: "^read probe",
+      steps: [{ tool: { name: "probe-service__read_value", input: { key: "colour" } } }],
+      after: [{ delta: "Read." }]
+    },
+    { match: "^plain", steps: [{ delta: "Read." }] }
+  ]
+}
+
+interface Sample {
+  readonly wall: number
+  readonly cpu: number
+}
+
+const figures = (samples: ReadonlyArray<Sample>): Figures => {
+  const sorted = samples.map((s) => s.wall).sort((a, b) => a - b)
+  const cpu = samples.map((s) => s.cpu).sort((a, b) => a - b)
+  return {
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    cpu: percentile(cpu, 0.5)
+  }
+}
+
+const cpuNow = () => {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1000
+}
+
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Sample, E, R> =>
+  Effect.suspend(() => {
+    const cpu = cpuNow()
+    const started = performance.now()
+    return Effect.as(effect, undefined).pipe(
+      Effect.map(() => ({ wall: performance.now() - started, cpu: cpuNow() - cpu }))
+    )
+  })
+
+/**
+ * `count` measured rounds after `skip` unmeasured ones; each round runs every variant once, the first
+ * variant of the round turning with the round, and keeps its times.
+ */
+const interleaved = <E, R>(
+  count: number,
+  skip: number,
+  variants: ReadonlyArray<Effect.Effect<Sample, E, R>>
+) =>
+  Effect.gen(function*() {
+    const samples = variants.map(() => [] as Array<Sample>)
+    for (let round = 0; round < skip + count; round++) {
+      for (let k = 0; k < variants.length; k++) {
+        const i = (round + k) % variants.length
+        const sample = yield* variants[i]!
+        if (round >= skip) samples[i]!.push(sample)
+      }
+    }
+    return samples.map(figures)
+  })
+
+/** A ledger that stores nothing: what PackageTools costs around the ledger, the ledger left out. */
+const noLedger = {
+  record: (effect: NewEffect) =>
+    Effect.succeed({
+      ...effect,
+      effectId: "eff_none",
+      status: "sent",
+      mayHaveRun: true,
+      reason: null,
+      answer: null,
+      checked: false,
+      recordedAt: "",
+      answeredAt: null,
+      reconciled: null
+    }),
+  answer: () => Effect.void,
+  unknown: () => Effect.void
+} as unknown as Ledger["Type"]
+
+/** The node's ledger with the time of each `record` kept, as the call path runs it. */
+const timedLedger = (ledger: Ledger["Type"], times: Array<Sample>) =>
+  Ledger.of({
+    ...ledger,
+    record: (effect) =>
+      Effect.suspend(() => {
+        const cpu = cpuNow()
+        const started = performance.now()
+        return Effect.tap(ledger.record(effect), () =>
+          Effect.sync(() => times.push({ wall: performance.now() - started, cpu: cpuNow() - cpu })))
+      })
+  })
+
+const personHeaders = (token: string) => ({ authorization: `Bearer ${token}`, "x-app-secret": appSecret })
+
+const nodeClient = (baseUrl: string, token: string) =>
+  HttpApiClient.make(NodeApi, {
+    baseUrl,
+    transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(personHeaders(token)))
+  }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/** Lists the folder and installs it as the person, granting the install approval when the node asks. */
+const install = (client: Effect.Effect.Success<ReturnType<typeof nodeClient>>, folder: string) =>
+  Effect.gen(function*() {
+    const listing = yield* client.packages.addLocal({ payload: { path: folder } })
+    const [first, response] = yield* client.packages.install({
+      payload: { packageId: listing.packageId, localDigest: listing.contentDigest! },
+      withResponse: true
+    })
+    if (response.status === 202 && "approvalId" in first) {
+      const approval = yield* client.packages.approval({ path: { approvalId: first.approvalId as string } })
+      yield* client.packages.decideApproval({
+        path: { approvalId: approval.approvalId },
+        payload: { decision: "granted", digest: approval.operationDigest }
+      })
+    }
+    return listing.packageId
+  })
+
+/** One turn on the waiting route; dies unless it answered 200 with the reply done. */
+const turn = (baseUrl: string, token: string, conversationId: string, text: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${baseUrl}/conversations/${conversationId}/messages`, {
+      method: "POST",
+      headers: { ...personHeaders(token), "content-type": "application/json" },
+      body: JSON.stringify({ text })
+    })
+    const body = await response.text()
+    if (response.status !== 200) throw new Error(`turn answered ${response.status}: ${body}`)
+    return body
+  })
+
+const newConversation = (baseUrl: string, token: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${baseUrl}/conversations`, {
+      method: "POST",
+      headers: { ...personHeaders(token), "content-type": "application/json" },
+      body: "{}"
+    })
+    return ((await response.json()) as { conversationId: string }).conversationId
+  })
+
+
+const run = Effect.scoped(Effect.gen(function*() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-tools-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
+  const folder = probeCopy()
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
+
+  const options = {
+    dataDir,
+    appSecret: Redacted.make(appSecret),
+    model: Scripted.fromScript(Scripted.decodeScript(script)),
+    turns: {
+      wallClock: Duration.minutes(5),
+      hostControlWait: Duration.seconds(5),
+      questionTtl: Duration.hours(24),
+      waitBudget: Duration.seconds(60)
+    },
+    marketplaceUrl: null,
+    registryUrl: null
+  }
+  const services = ServicesLive(options)
+  const server = serveApi(ApiLive(options, services)).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+  const context = yield* Layer.build(Layer.merge(server, services))
+  const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
+  const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+  const client = yield* nodeClient(baseUrl, token)
+  yield* Effect.orDie(install(client, folder))
+  const conversationId = yield* newConversation(baseUrl, token)
+  const callContext: CallContext = { taskId: "task_bench", conversationId, origin: "person", channel: "text" }
+
+  // 1. Read: the node's PackageTools against the SDK client on a process of its own.
+  const tools = Context.get(context, PackageTools)
+  const sdkClient = Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(folder, "server.mjs")], cwd: folder })
+      const client = new Client({ name: "bench-direct", version: "1.0.0" }, { capabilities: {} })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+  const direct = yield* sdkClient
+  // A second direct client on a process of its own: how far two identical paths' p99 differ on this machine.
+  const twin = yield* sdkClient
+  const readInput = { key: "colour" }
+  const expectDone = (outcome: { readonly status: string; readonly output: unknown }) =>
+    outcome.status === "done" ? Effect.void : Effect.dieMessage(`the call failed: ${JSON.stringify(outcome.output)}`)
+  log(`Read: ${n} calls each, after ${warmup} unmeasured`)
+  const [directRead, nodeRead, twinRead] = yield* interleaved(part("read") ? n : 1, part("read") ? warmup : 0, [
+    timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: readInput }))),
+    timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", readInput), expectDone)),
+    timed(Effect.promise(() => twin.callTool({ name: "read_value", arguments: readInput })))
+  ])
+
+  // The pieces of that call alone, interleaved the same way: where the node's time goes.
+  let breakdown: Results["breakdown"] = []
+  if (part("breakdown")) {
+    const records = Context.get(context, PackageRecords)
+    const runtime = Context.get(context, ServiceRuntime)
+    const preferences = Context.get(context, PreferenceStore)
+    const approvals = Context.get(context, TaskApprovals)
+    const audit = Context.get(context, AuditLog)
+    const installed = (yield* records.installed).find((p) => p.packageId === probeId)!
+    const pkg = { packageId: installed.packageId, digest: installed.digest, cachePath: installed.cachePath, manifest: installed.manifest }
+    const pieces: ReadonlyArray<readonly [string, Effect.Effect<Sample>]> = [
+      ["SDK client → probe `read_value` (direct, as above)", timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: readInput })))],
+      ["`ServiceRuntime.call` alone (slot, invoke, the node's SDK client)", timed(Effect.orDie(runtime.call(pkg, { tool: "read_value", input: readInput })))],
+      ["`ServiceRuntime.tools` (PackageTools reaches the service first)", timed(Effect.orDie(runtime.tools(pkg)))],
+      ["two preference reads (machineTurns, deny rules)", timed(Effect.zip(preferences.get("execution.machineTurns"), preferences.get("execution.denyRules")))],
+      ["`TaskApprovals.grantedFor`", timed(approvals.grantedFor(conversationId, "sha256:none"))],
+      ["`AuditLog.append` of the tool-call row", timed(audit.append({ kind: "bench", conversationId, surface: "person", channel: "text", detail: { tool: "read_value", status: "done" } }))],
+      ["`PackageTools.call` (the whole, as above)", timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", readInput), expectDone))]
+    ]
+    const rounds = Math.max(1, Math.floor(n / 4))
+    log(`Breakdown: ${rounds} rounds of ${pieces.length} pieces`)
+    const measured = yield* interleaved(rounds, warmup, pieces.map(([, effect]) => effect))
+    breakdown = pieces.map(([what], i) => [what, measured[i]!] as const)
+  }
+
+  // 2. Write: the same PackageTools over the node's ledger (its record timed) and over a ledger storing nothing.
+  const recordTimes: Array<Sample> = []
+  const over = (ledger: Ledger["Type"]) =>
+    PackageToolsLive.make().pipe(Effect.provide(Context.add(context, Ledger, ledger)))
+  const withLedger = yield* over(timedLedger(Context.get(context, Ledger), recordTimes))
+  const withoutLedger = yield* over(noLedger)
+  const writeInput = { key: "colour", value: "blue" }
+  log(`Write: ${writes} calls each, after ${warmup} unmeasured`)
+  const [writeNoLedger, writeLedger] = yield* interleaved(part("write") ? writes : 1, part("write") ? warmup : 0, [
+    timed(Effect.flatMap(withoutLedger.call(callContext, "probe-service__write_value", writeInput), expectDone)),
+    timed(Effect.flatMap(withLedger.call(callContext, "probe-service__write_value", writeInput), expectDone))
+  ])
+  const record = figures(recordTimes.slice(warmup))
+
+  // 3. Whole turns over HTTP, each pair in a conversation of its own so history is alike.
+  let turnFigures: Results["turns"]
+  if (part("turns")) {
+    log(`Turns: ${turns} each, after 20 unmeasured`)
+    let conversation = ""
+    const [plain, tool] = yield* interleaved(turns, 20, [
+      Effect.flatMap(newConversation(baseUrl, token), (id) => (conversation = id, timed(turn(baseUrl, token, id, "plain")))),
+      Effect.suspend(() => timed(turn(baseUrl, token, conversation, "read probe")))
+    ])
+    turnFigures = { plain: plain!, tool: tool! }
+  }
+
+  log("Ledger micro-benchmark (scripts/bench/ledger.ts)")
+  const ledgerBench = yield* benchLedger({ n: part("ledger") ? writes : 1, warmup: part("ledger") ? 200 : 0 })
+  return {
+    read: { direct: directRead!, node: nodeRead!, twin: twinRead! },
+    breakdown,
+    write: { noLedger: writeNoLedger!, ledger: writeLedger!, record },
+    turns: turnFigures,
+    ledgerBench
+  } satisfies Results
+}))
+
+const main = async () => {
+  const otherWork = await otherWorkCores()
+  const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
+  const results = await Effect.runPromise(run)
+  const section = report(results, { n, writes, turns, warmup, otherWork, load })
+  console.log(`\n${section}`)
+  if (!profiling) log(`Wrote ${writeDocs("tools", section)}`)
+}
+
+main().then(
+  () => process.exit(),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
