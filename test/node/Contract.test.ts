@@ -108,7 +108,9 @@ const decided: ReadonlyArray<Route> = [
   ["GET", "/packages/approval-events", "authenticated"],
   // Issuing the single-use state a connection's callback is authenticated by (any token holder, as /credentials)
   ["POST", "/connections/{packageId}/start", "authenticated"],
-  ["PUT", "/preferences/execution.installs", "person-only"]
+  ["PUT", "/preferences/execution.installs", "person-only"],
+  // The deny rules of the execution policy (docs/decisions.md, "Package tools in turns, …")
+  ["PUT", "/preferences/execution.denyRules", "person-only"]
 ]
 
 interface Declared {
@@ -206,8 +208,9 @@ describe("node contract", () => {
         "POST /preferences/maps.tilePolicy/undo",
         "PUT /map-tiles/key",
         "DELETE /map-tiles/key",
-        // Decided: loosening the install policy is the person's own act.
-        "PUT /preferences/execution.installs"
+        // Decided: loosening the install policy, or lifting a deny rule, is the person's own act.
+        "PUT /preferences/execution.installs",
+        "PUT /preferences/execution.denyRules"
       ].sort()
     )
   })

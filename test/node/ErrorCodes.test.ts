@@ -207,8 +207,9 @@ describe("refusals every route of a kind declares", () => {
     expect(authenticated.filter((op) => !(op.refusals.get(401) ?? []).includes("UNAUTHENTICATED")).map((op) => op.route))
       .toEqual([])
     expect(operations.filter((op) => !op.authenticated && op.refusals.has(401)).map((op) => op.route)).toEqual([])
-    // The spec's 14, and PUT /preferences/execution.installs (docs/decisions.md, "Package install policy").
-    expect(personOnly.size).toBe(15)
+    // The spec's 14, PUT /preferences/execution.installs (docs/decisions.md, "Package install policy") and
+    // PUT /preferences/execution.denyRules ("Package tools in turns, execution policy and task approvals").
+    expect(personOnly.size).toBe(16)
     expect(
       [...personOnly].filter((route) => !(operation(route).refusals.get(403) ?? []).includes("PERSON_ONLY"))
     ).toEqual([])

@@ -199,13 +199,17 @@ export const make = (options: Options = {}) =>
       Effect.gen(function*() {
         const pkg = { packageId: entry.pkg.packageId, digest: entry.pkg.digest, cachePath: entry.pkg.cachePath, manifest: entry.pkg.manifest }
         yield* Ref.set(used, true)
-        // Reaching the service first: a service that cannot start has been sent nothing, so no effect is left.
-        const served = yield* Effect.either(runtime.tools(pkg))
-        if (served._tag === "Left") {
-          return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry, { reason: served.left.reason })
-        }
-        if (!served.right.some((tool) => tool.name === entry.tool.name)) {
-          return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
+        // A call with an effect reaches the service first: one that cannot start has been sent nothing, so no
+        // effect is left. A read needs no such step (it writes nothing first): the call itself refuses the same
+        // way before sending anything.
+        if (entry.tool.risk !== "read") {
+          const served = yield* Effect.either(runtime.tools(pkg))
+          if (served._tag === "Left") {
+            return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry, { reason: served.left.reason })
+          }
+          if (!served.right.some((tool) => tool.name === entry.tool.name)) {
+            return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
+          }
         }
         const newEffect = {
           taskId: context.taskId,
@@ -255,7 +259,9 @@ export const make = (options: Options = {}) =>
         const { code, reason } = failures[error._tag]
         if (effectId === undefined) {
           yield* record(context, "tool-call", entry, { status: "failed", code })
-          return refusal({ code }, entry)
+          // Unreachable and not offered are the runtime's refusals before sending.
+          const notSent = error._tag === "ServiceUnreachable" || error._tag === "ServiceToolNotOffered"
+          return refusal(notSent ? { outcome: "not-sent", code } : { code }, entry)
         }
         yield* ledger.unknown(effectId, reason).pipe(
           Effect.catchAll(() => Effect.logWarning("An unknown effect could not be recorded; start-up will find it sent"))
