@@ -255,7 +255,8 @@ export const guarded = (
   const json = Effect.runSync(Effect.cached(Effect.orDie(readJson(source, rules))))
   const notJson = Effect.zipRight(
     json,
-    Effect.die(refused("media-type", "The request body must be application/json (UTF-8)"))
+    // Built only when a route reads such a body: an error captures a stack trace, a cost every request would pay.
+    Effect.dieSync(() => refused("media-type", "The request body must be application/json (UTF-8)"))
   )
   return Object.create(request, {
     json: { value: json },
