@@ -100,7 +100,9 @@ export const make = Effect.gen(function*() {
             current = group
           }
           const started = joined ? Effect.void : Effect.asVoid(Effect.forkIn(runGroup(current!), scope))
-          return Effect.zipRight(started, Deferred.await(outcome) as Effect.Effect<A, E>)
+          // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is
+          // committed or undone, so nothing else of its conversation runs before it; the group ends in any case.
+          return Effect.zipRight(started, Effect.uninterruptible(Deferred.await(outcome)) as Effect.Effect<A, E>)
         }))
 
   return Transactions.of({ atomically })
