@@ -89,7 +89,7 @@ export const make = (settings: TurnSettings) =>
         ? Ref.update(states, HashMap.remove(conversationId))
         : Effect.void
 
-    const checkpoints = yield* Checkpoints.make(store)
+    const checkpoints = yield* Checkpoints.make(store, transactions)
     let engineSubmit: TurnEngine["Type"]["submit"] = () => Effect.dieMessage("not ready")
     const questions = yield* Questions.make({
       store,

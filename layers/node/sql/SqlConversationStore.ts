@@ -222,7 +222,7 @@ export const make = Effect.gen(function*() {
   })
 
   const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
-    sql.withTransaction(Effect.gen(function*() {
+    inTransaction(Effect.gen(function*() {
       yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
       const closing: Array<ReturnType<typeof eventRow>> = []
       for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
