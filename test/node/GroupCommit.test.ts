@@ -114,6 +114,33 @@ describe("group commit", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.scoped(`a group takes at most ${SqlTransactions.maxGroup} units; the next one commits in a group of its own`, () => {
+    const { committed, layer } = database()
+    return Effect.gen(function*() {
+      const transactions = yield* Transactions
+      const inside = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(transactions.atomically(Effect.gen(function*() {
+        yield* insert("0")
+        yield* Deferred.succeed(inside, undefined)
+        yield* Deferred.await(release)
+      })))
+      yield* Deferred.await(inside)
+      const names = Array.from({ length: SqlTransactions.maxGroup }, (_, i) => String(i + 1).padStart(3, "0"))
+      const seen = new Map<string, number>()
+      const rest = yield* Effect.forEach(names, (name) =>
+        Effect.fork(transactions.atomically(Effect.zipRight(insert(name), Effect.sync(() => seen.set(name, committed().length))))))
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(first)
+      yield* Effect.forEach(rest, Fiber.join)
+      // The first group (the holder and 127 more) was committed before the last unit ran in the next one.
+      const last = names.at(-1)!
+      expect(seen.get(last)).toBe(SqlTransactions.maxGroup)
+      expect(names.slice(0, -1).every((name) => seen.get(name) === 0)).toBe(true)
+      expect(committed()).toHaveLength(SqlTransactions.maxGroup + 1)
+    }).pipe(Effect.provide(layer))
+  })
+
   it.scoped("a unit inside a transaction already open is a savepoint of that one, not a group of its own", () => {
     const { committed, layer } = database()
     return Effect.gen(function*() {

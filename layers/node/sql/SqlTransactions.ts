@@ -22,6 +22,12 @@ interface Group {
   open: boolean
 }
 
+/**
+ * The most units one group takes. Without a bound a group that keeps finding newcomers would never reach its
+ * COMMIT, and none of its members would be answered while work kept arriving.
+ */
+export const maxGroup = 128
+
 /** A failed BEGIN, COMMIT or savepoint is the database failing, like the stores' own statements: a defect. */
 const orDieSql = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
   Effect.catchAll(effect, (error) =>
@@ -93,7 +99,7 @@ export const make = Effect.gen(function*() {
               >,
             outcome
           }
-          const joined = current !== undefined && current.open
+          const joined = current !== undefined && current.open && current.members.length < maxGroup
           if (joined) current!.members.push(member)
           else {
             const group: Group = { members: [member], open: true }
