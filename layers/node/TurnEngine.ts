@@ -92,7 +92,7 @@ export const make = (settings: TurnSettings) =>
         ? Ref.update(states, HashMap.remove(conversationId))
         : Effect.void
 
-    const checkpoints = yield* Checkpoints.make(store)
+    const checkpoints = yield* Checkpoints.make(store, transactions)
     let engineSubmit: TurnEngine["Type"]["submit"] = () => Effect.dieMessage("not ready")
     const questions = yield* Questions.make({
       store,
@@ -213,11 +213,13 @@ export const make = (settings: TurnSettings) =>
     const submit: TurnEngine["Type"]["submit"] = (submission) =>
       Effect.gen(function*() {
         const { caller, conversationId, request } = submission
-        yield* requireConversation(conversationId)
         const refs = request.references?.items ?? []
-        // One transaction: the message rows, the audit entry, the client request and the history a new turn reads.
+        // One unit of work, committed with the others that arrive meanwhile (SqlTransactions): the conversation's
+        // check, the message rows, the audit entry, the client request and the history a new turn reads.
         return yield* locked(conversationId, (state) =>
           transactions.atomically(Effect.gen(function*() {
+            // Inside the unit, not before it: a read of its own would wait for the group holding the connection.
+            yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
             if (request.clientRequestId !== undefined) {
               const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
               if (Option.isSome(seen)) return Tickets.retried(store, conversationId, state.running, state.waiting, seen.value)
@@ -279,7 +281,8 @@ export const make = (settings: TurnSettings) =>
                 running!.entries.push(user)
                 return Tickets.steered(running!)
               case "start": {
-                const { entries } = yield* store.timeline(conversationId, 0)
+                // The conversation's first message has no history before it: nothing to read back.
+                const entries = user.seq === 1 ? [user, reply!] : (yield* store.timeline(conversationId, 0)).entries
                 return Tickets.own(yield* startTurn(state, submission, taskId!, user, reply!, entries))
               }
             }

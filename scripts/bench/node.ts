@@ -30,7 +30,7 @@
  * round); BENCH_FULL=1 gives the full sizes wherever a setting is not given (40 deltas, separate and shared
  * cores, 5 burst rounds, 3 emergency-stop rounds). BENCH_NODE_FLAGS: extra Node flags for the nodes under test,
  * e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; a run with flags prints its tables but leaves docs/benchmarks.md
- * alone. README's configuration table lists every setting.
+ * alone. BENCH_ONLY=burst runs only the warm-up and the burst and prints its lines (nothing written). README's configuration table lists every setting.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -156,6 +156,15 @@ const main = async () => {
       await warmSockets(server.target, settings.warmupStreams)
       const warm = await runLevel(server.target, "shared", settings.warmupStreams, 1, server.build !== undefined)
       if (warm.failed > 0) throw new Error(`${server.target.label} warm-up: ${warm.failed} streams failed (${warm.failureDetail})`)
+    }
+
+    if (settings.only === "burst") {
+      const layouts = settings.cores.map((wanted): Layout => (wanted === "separate" && cores.separateSkipped !== undefined ? "shared" : wanted))
+      phase(`Burst only (BENCH_ONLY=burst): ${settings.burst} streams started at once, ${plural(settings.burstRounds, "round")}`)
+      await burstRuns(cores, [...new Set(layouts)], nodes, reference)
+      for (const server of servers) await stopChild(server.target.child)
+      log(`Not written to docs/benchmarks.md: BENCH_ONLY=burst (benchmark took ${seconds(Date.now() - startedAt)})`)
+      return
     }
 
     phase(`Memory at rest: ${settings.atRestStreams} long turns`)

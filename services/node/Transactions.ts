@@ -1,8 +1,9 @@
 /**
  * A unit of work across the node's stores: what runs inside `atomically` is
- * stored together or not at all, in one commit. Turn start-up uses it so a new
- * turn's rows, its audit entry and the history its model reads cost one
- * transaction, not one each.
+ * stored together or not at all, and `atomically` returns only once it is
+ * committed. Units that arrive together may share one commit (group commit);
+ * a unit that fails undoes only its own writes. Turn start-up and checkpoints
+ * use it, so a burst of starts costs a few commits, not one each.
  */
 import { Context, type Effect } from "effect"
 

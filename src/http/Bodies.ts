@@ -13,7 +13,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Schema } from "effect"
+import { Deferred, Effect, FiberId, Schema } from "effect"
 import type { IncomingMessage } from "node:http"
 import { quote } from "./Failures.js"
 
@@ -240,6 +240,21 @@ export const readJson = (source: IncomingMessage, rules: BodyRules): Effect.Effe
   })
 
 /**
+ * `effect` run at most once, by its first caller; every caller gets that outcome. A hand-made `Effect.cached`:
+ * that one has to be run (`runSync`) to be made, a fiber and a synchronized ref per request for a body most routes
+ * read once.
+ */
+const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
+  let outcome: Deferred.Deferred<A, E> | undefined
+  return Effect.suspend(() => {
+    if (outcome !== undefined) return Deferred.await(outcome)
+    const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
+    outcome = deferred
+    return Effect.zipRight(Effect.intoDeferred(effect, deferred), Deferred.await(deferred))
+  })
+}
+
+/**
  * The request with its body read by `readJson`, once, whatever way a route asks
  * for it. A refusal is a defect of the body effect (HttpApi dies on body failures
  * anyway), found by the error mapping in the cause. Everything else, the Node
@@ -252,10 +267,11 @@ export const guarded = (
 ): HttpServerRequest.HttpServerRequest => {
   const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage | undefined
   if (source === undefined) return request
-  const json = Effect.runSync(Effect.cached(Effect.orDie(readJson(source, rules))))
+  const json = once(Effect.orDie(readJson(source, rules)))
   const notJson = Effect.zipRight(
     json,
-    Effect.die(refused("media-type", "The request body must be application/json (UTF-8)"))
+    // Built only when a route reads such a body: an error captures a stack trace, a cost every request would pay.
+    Effect.dieSync(() => refused("media-type", "The request body must be application/json (UTF-8)"))
   )
   return Object.create(request, {
     json: { value: json },

@@ -34,6 +34,16 @@ export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const now = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
 
+  /**
+   * `effect` as one transaction, or as part of the caller's when there is one (turn start-up): a savepoint there
+   * would only add statements, since the caller's unit is undone whole when it fails.
+   */
+  const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(
+      Effect.serviceOption(SqlClient.TransactionConnection),
+      Option.match({ onNone: () => sql.withTransaction(effect), onSome: () => effect })
+    )
+
   /** Takes the next revision of a conversation. */
   const bump = (conversationId: string) =>
     sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`.pipe(
@@ -129,10 +139,10 @@ export const make = Effect.gen(function*() {
   const insertMessages: ConversationStore["Type"]["insertMessages"] = (conversationId, messages) =>
     messages.length === 0
       ? Effect.succeed([])
-      : sql.withTransaction(insertRows(conversationId, messages)).pipe(Effect.orDie)
+      : inTransaction(insertRows(conversationId, messages)).pipe(Effect.orDie)
 
   const insertMessage: ConversationStore["Type"]["insertMessage"] = (message) =>
-    sql.withTransaction(insertRows(message.conversationId, [message])).pipe(
+    inTransaction(insertRows(message.conversationId, [message])).pipe(
       Effect.map((entries) => entries[0]!),
       Effect.orDie
     )
@@ -162,7 +172,7 @@ export const make = Effect.gen(function*() {
     })
 
   const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
-    sql.withTransaction(applyPatch(conversationId, messageId, patch)).pipe(Effect.orDie)
+    inTransaction(applyPatch(conversationId, messageId, patch)).pipe(Effect.orDie)
 
   const message: ConversationStore["Type"]["message"] = (messageId) =>
     sql<Row>`SELECT * FROM messages WHERE id = ${messageId}`.pipe(
@@ -212,7 +222,7 @@ export const make = Effect.gen(function*() {
   })
 
   const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
-    sql.withTransaction(Effect.gen(function*() {
+    inTransaction(Effect.gen(function*() {
       yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
       const closing: Array<ReturnType<typeof eventRow>> = []
       for (const { closing: close, conversationId, reply, taskId } of checkpoints) {

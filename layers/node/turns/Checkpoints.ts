@@ -6,6 +6,7 @@
 import { Array as Arr, Chunk, Duration, Effect, Queue } from "effect"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
 import type { Checkpoint, ConversationStore, NewMessage } from "../../../services/node/ConversationStore.js"
+import type { Transactions } from "../../../services/node/Transactions.js"
 import type { TurnEvent } from "../../../services/node/TurnEngine.js"
 import type { Status, Turn } from "./Turn.js"
 
@@ -64,7 +65,11 @@ const checkpointOf = (turn: Turn): Checkpoint => {
   }
 }
 
-export const make = (store: ConversationStore["Type"]) =>
+/**
+ * `transactions`: a checkpoint is a unit of work like a turn's start, so it shares a group's COMMIT with the units
+ * waiting beside it (SqlTransactions) instead of a transaction of its own.
+ */
+export const make = (store: ConversationStore["Type"], transactions: Transactions["Type"]) =>
   Effect.gen(function*() {
     const dirty = yield* Queue.unbounded<Turn>()
     /** Open while some turn is dirty: wakes the periodic writer only when there is something to write. */
@@ -84,7 +89,10 @@ export const make = (store: ConversationStore["Type"]) =>
       return Effect.forEach(
         Arr.chunksOf(checkpoints, checkpointChunk),
         // A zero sleep is a timer: unlike yieldNow (a microtask), it lets the event loop run timers and I/O first.
-        (chunk, i) => i === 0 ? store.checkpoint(chunk) : Effect.zipRight(Effect.sleep(Duration.zero), store.checkpoint(chunk)),
+        (chunk, i) =>
+          i === 0
+            ? transactions.atomically(store.checkpoint(chunk))
+            : Effect.zipRight(Effect.sleep(Duration.zero), transactions.atomically(store.checkpoint(chunk))),
         { discard: true }
       )
     })).pipe(Effect.uninterruptible)

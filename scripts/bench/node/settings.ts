@@ -64,6 +64,12 @@ export const settings = {
   stopTurns: positiveInt("BENCH_STOPS", 100),
   emergencyTurns: 200,
   emergencyRounds: positiveInt("BENCH_ESTOP_ROUNDS", full ? 3 : 1),
+  /** BENCH_ONLY=burst: only the warm-up and the burst (a quick loop while working on start-up); nothing is written. */
+  only: (() => {
+    const raw = (process.env.BENCH_ONLY ?? "").trim()
+    if (raw !== "" && raw !== "burst") throw new Error(`BENCH_ONLY must be burst or unset, got ${JSON.stringify(raw)}`)
+    return raw === "burst" ? "burst" as const : undefined
+  })(),
   nodeFlags: (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag.length > 0),
   /** A long turn: one delta, then this long before anything else. */
   longDelayMs: 120_000,
