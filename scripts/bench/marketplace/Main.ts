@@ -1,0 +1,180 @@
+/** The run of `npm run bench:marketplace`, step by step (scripts/bench/marketplace.ts describes it). */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { stopAll, stopChild } from "../Children.js"
+import { build, log, otherWorkCores, otherWorkLimit, seconds, writeDocs } from "../Common.js"
+import * as LegacyPackageStore from "./LegacyPackageStore.js"
+import { checkResponses, checkSqlParity, measureSql } from "./Parity.js"
+import { measureServers } from "./Load.js"
+import { otherWorkWindowMs, renderSection, searchRuns } from "./Report.js"
+import { measureScale, type ScaleRow } from "./Scaling.js"
+import { seedBoth } from "./Seeding.js"
+import { startBaseline, startMarketplace, startSearchServer } from "./Servers.js"
+import { databaseUrl, int, scaleRounds, scaleSizes, settings, withPg } from "./Settings.js"
+import { buildScenarios, surveyCatalogue } from "./Workload.js"
+
+const loadAverage = () => os.loadavg()[0] ?? 0
+
+const logLoad = (when: string) => {
+  const load = loadAverage()
+  log(`  1-minute load average ${when}: ${load.toFixed(1)} on ${os.cpus().length} cores`)
+  return load
+}
+
+/** Other work on the machine while ours waits; a warning when it would skew the figures. */
+const checkOtherWork = async (when: string) => {
+  const cores = await otherWorkCores(otherWorkWindowMs)
+  log(
+    `  other work ${when}: ${cores.toFixed(2)} cores` +
+      (cores > otherWorkLimit ? "; warning: it will skew the figures" : "")
+  )
+  return cores
+}
+
+/** The scaling rows of one size: the main databases at the main size, fresh ones otherwise. */
+const measureScaleSize = async (size: number, main: { readonly postgres: string; readonly sqlite: string }, tmp: string) => {
+  const scenarios = size === settings.packages ? undefined : buildScenarios(surveyCatalogue(size))
+  if (scenarios === undefined) {
+    return [
+      await measureScale(size, "PostgreSQL", main.postgres, buildScenarios(surveyCatalogue(size)), scaleRounds),
+      await measureScale(size, "SQLite", main.sqlite, buildScenarios(surveyCatalogue(size)), scaleRounds)
+    ]
+  }
+  const name = `${settings.databaseName}_scale`
+  const postgresUrl = databaseUrl(settings.adminUrl, name)
+  const sqliteUrl = `sqlite:${path.join(tmp, `scale-${size}.db`)}`
+  await withPg(settings.adminUrl, async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.query(`CREATE DATABASE ${name}`)
+  })
+  try {
+    log(`  seeding ${int(size)} packages`)
+    await seedBoth(postgresUrl, sqliteUrl, size)
+    await withPg(postgresUrl, (client) => client.query("VACUUM (ANALYZE)"))
+    return [
+      await measureScale(size, "PostgreSQL", postgresUrl, scenarios, scaleRounds),
+      await measureScale(size, "SQLite", sqliteUrl, scenarios, scaleRounds)
+    ]
+  } finally {
+    await withPg(settings.adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+    fs.rmSync(sqliteUrl.slice("sqlite:".length), { force: true })
+  }
+}
+
+export const main = async () => {
+  const started = Date.now()
+  log(
+    `Marketplace benchmark: ${int(settings.packages)} packages, ${settings.seconds} s per run, ${settings.connections} connections` +
+      (settings.full ? " (BENCH_FULL=1)" : "")
+  )
+  build("server")
+
+  const postgresUrl = databaseUrl(settings.adminUrl, settings.databaseName)
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-"))
+  const sqliteUrl = `sqlite:${path.join(tmp, "marketplace.db")}`
+  const dropDatabase = () =>
+    withPg(settings.adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${settings.databaseName} WITH (FORCE)`))
+
+  try {
+    log("Workload")
+    const survey = surveyCatalogue(settings.packages)
+    const scenarios = buildScenarios(survey)
+    for (const s of scenarios) log(`  ${s.title}: ${s.paths.length} requests, e.g. ${s.paths[0]}`)
+    const searches = scenarios.filter((s) => s.route === "search")
+    const others = scenarios.filter((s) => s.route !== "search")
+
+    log("Seeding")
+    await dropDatabase()
+    await withPg(settings.adminUrl, (admin) => admin.query(`CREATE DATABASE ${settings.databaseName}`))
+    const seeded = await seedBoth(postgresUrl, sqliteUrl, settings.packages)
+    const analyzeStarted = Date.now()
+    const postgresVersion = await withPg(postgresUrl, async (client) => {
+      await client.query("VACUUM (ANALYZE)")
+      return String((await client.query("SHOW server_version")).rows[0]?.server_version ?? "?")
+    })
+    const analyze = Date.now() - analyzeStarted
+    log(`  seeded PostgreSQL in ${seconds(seeded.postgres)} (+ ${seconds(analyze)} VACUUM ANALYZE), SQLite in ${seconds(seeded.sqlite)}`)
+
+    log("Checking the baseline against the product (lists, detail) and against today's search SQL (searches)")
+    await checkSqlParity(postgresUrl, others)
+    await checkSqlParity(postgresUrl, searches, LegacyPackageStore.layer, "today's search SQL (LegacyPackageStore.ts)")
+    const sql = await measureSql(postgresUrl, scenarios)
+
+    const searchPaths = searches.flatMap((s) => s.paths)
+
+    log("PostgreSQL: the product with its read cache on and off, the baseline, and search before/after, taking turns")
+    const pgOn = await startMarketplace("product, cache on (PostgreSQL)", postgresUrl, "on")
+    const pgOff = await startMarketplace("product, cache off (PostgreSQL)", postgresUrl, "off")
+    const plain = await startBaseline(postgresUrl)
+    const pgBefore = await startSearchServer("before", postgresUrl, "today's search SQL (PostgreSQL)")
+    const pgAfter = await startSearchServer("after", postgresUrl, "search table (PostgreSQL)")
+    await checkResponses(pgOff, others, plain)
+    await checkResponses(pgBefore, searches, plain)
+    await checkResponses(pgAfter, searches, pgOff)
+    const answerBytes = await checkResponses(pgOn, scenarios, pgOff, " (filling its cache)")
+    await checkResponses(pgOn, scenarios, pgOff, " (from its cache)")
+    const loadBefore = logLoad("before the PostgreSQL runs")
+    const otherWorkPostgres = await checkOtherWork("before the PostgreSQL runs")
+    const postgres = await measureServers(
+      { on: pgOn, off: pgOff, baseline: plain, before: pgBefore, after: pgAfter },
+      scenarios,
+      searchPaths,
+      ["before", "after"]
+    )
+    for (const server of [pgOn, pgOff, plain, pgBefore, pgAfter]) await stopChild(server.child)
+
+    log("SQLite: the product with its read cache on and off, and search before/after, taking turns")
+    const sqliteOn = await startMarketplace("product, cache on (SQLite)", sqliteUrl, "on")
+    const sqliteOff = await startMarketplace("product, cache off (SQLite)", sqliteUrl, "off")
+    const sqliteBefore = await startSearchServer("before", sqliteUrl, "today's search SQL (SQLite)")
+    const sqliteAfter = await startSearchServer("after", sqliteUrl, "search table (SQLite)")
+    await checkResponses(sqliteOff, scenarios)
+    await checkResponses(sqliteBefore, searches)
+    await checkResponses(sqliteAfter, searches, sqliteOff)
+    await checkResponses(sqliteOn, scenarios, sqliteOff, " (filling its cache)")
+    await checkResponses(sqliteOn, scenarios, sqliteOff, " (from its cache)")
+    const loadSqlite = logLoad("before the SQLite runs")
+    const otherWorkSqlite = await checkOtherWork("before the SQLite runs")
+    const sqlite = await measureServers(
+      { on: sqliteOn, off: sqliteOff, before: sqliteBefore, after: sqliteAfter },
+      scenarios,
+      searchPaths,
+      ["before", "after"]
+    )
+    for (const server of [sqliteOn, sqliteOff, sqliteBefore, sqliteAfter]) await stopChild(server.child)
+    const loadAfter = logLoad("after the runs")
+
+    log("Scaling: search and list latency in-process by catalogue size")
+    const scaling: Array<ScaleRow> = []
+    for (const size of scaleSizes()) {
+      scaling.push(...await measureScaleSize(size, { postgres: postgresUrl, sqlite: sqliteUrl }, tmp))
+      log(`  ${int(size)} packages measured`)
+    }
+
+    const section = renderSection({
+      date: new Date(),
+      load: { before: loadBefore, sqlite: loadSqlite, after: loadAfter },
+      otherWork: { postgres: otherWorkPostgres, sqlite: otherWorkSqlite },
+      postgresVersion,
+      publicPackages: survey.names.length,
+      seeding: { postgres: seeded.postgres, analyze, sqlite: seeded.sqlite },
+      scenarios,
+      sql,
+      answerBytes,
+      postgres,
+      sqlite,
+      search: {
+        postgres: searchRuns("PostgreSQL", scenarios, postgres),
+        sqlite: searchRuns("SQLite", scenarios, sqlite)
+      },
+      scaling
+    })
+    log(`\n${section}`)
+    log(`Written to ${writeDocs("marketplace", section)} after ${seconds(Date.now() - started)}`)
+  } finally {
+    await stopAll()
+    await dropDatabase().catch((error: unknown) => console.error(`could not drop ${settings.databaseName}: ${String(error)}`))
+    fs.rmSync(tmp, { recursive: true, force: true })
+  }
+}
