@@ -35,6 +35,8 @@
  */
 import { killAll } from "./Children.js"
 import { main } from "./marketplace/Main.js"
+import { mainScaling } from "./marketplace/ScalingRun.js"
+import { settings } from "./marketplace/Settings.js"
 
 // Ctrl-C or a kill: the child servers go too (the database is dropped by the next run).
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -44,7 +46,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   })
 }
 
-main().then(
+(settings.part === "scaling" ? mainScaling() : main()).then(
   () => process.exit(0),
   (error: unknown) => {
     console.error(`\nBenchmark failed: ${error instanceof Error ? error.message : String(error)}`)

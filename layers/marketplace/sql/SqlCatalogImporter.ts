@@ -36,7 +36,7 @@ const duplicates = <A>(items: ReadonlyArray<A>, key: (a: A) => string, path: (i:
   })
 
 /** The version a package points to as latest: the named one, else the newest published. */
-const latestOf = (pkg: ImportPackage): ImportVersion | undefined =>
+export const latestOf = (pkg: ImportPackage): ImportVersion | undefined =>
   pkg.latestVersion !== undefined
     ? pkg.versions.find((v) => v.version === pkg.latestVersion)
     : pkg.versions.reduce<ImportVersion | undefined>(

@@ -8,10 +8,11 @@ import * as LegacyPackageStore from "./LegacyPackageStore.js"
 import { checkResponses, checkSqlParity, measureSql } from "./Parity.js"
 import { measureServers } from "./Load.js"
 import { otherWorkWindowMs, renderSection, searchRuns } from "./Report.js"
-import { measureScale, type ScaleRow } from "./Scaling.js"
+import type { ScaleRow } from "./Scaling.js"
+import { measureScaleSize } from "./ScalingRun.js"
 import { seedBoth } from "./Seeding.js"
 import { startBaseline, startMarketplace, startSearchServer } from "./Servers.js"
-import { databaseUrl, int, scaleRounds, scaleSizes, settings, withPg } from "./Settings.js"
+import { databaseUrl, int, scaleSizes, settings, withPg } from "./Settings.js"
 import { buildScenarios, surveyCatalogue } from "./Workload.js"
 
 const loadAverage = () => os.loadavg()[0] ?? 0
@@ -30,36 +31,6 @@ const checkOtherWork = async (when: string) => {
       (cores > otherWorkLimit ? "; warning: it will skew the figures" : "")
   )
   return cores
-}
-
-/** The scaling rows of one size: the main databases at the main size, fresh ones otherwise. */
-const measureScaleSize = async (size: number, main: { readonly postgres: string; readonly sqlite: string }, tmp: string) => {
-  const scenarios = size === settings.packages ? undefined : buildScenarios(surveyCatalogue(size))
-  if (scenarios === undefined) {
-    return [
-      await measureScale(size, "PostgreSQL", main.postgres, buildScenarios(surveyCatalogue(size)), scaleRounds),
-      await measureScale(size, "SQLite", main.sqlite, buildScenarios(surveyCatalogue(size)), scaleRounds)
-    ]
-  }
-  const name = `${settings.databaseName}_scale`
-  const postgresUrl = databaseUrl(settings.adminUrl, name)
-  const sqliteUrl = `sqlite:${path.join(tmp, `scale-${size}.db`)}`
-  await withPg(settings.adminUrl, async (admin) => {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.query(`CREATE DATABASE ${name}`)
-  })
-  try {
-    log(`  seeding ${int(size)} packages`)
-    await seedBoth(postgresUrl, sqliteUrl, size)
-    await withPg(postgresUrl, (client) => client.query("VACUUM (ANALYZE)"))
-    return [
-      await measureScale(size, "PostgreSQL", postgresUrl, scenarios, scaleRounds),
-      await measureScale(size, "SQLite", sqliteUrl, scenarios, scaleRounds)
-    ]
-  } finally {
-    await withPg(settings.adminUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
-    fs.rmSync(sqliteUrl.slice("sqlite:".length), { force: true })
-  }
 }
 
 export const main = async () => {
@@ -148,7 +119,7 @@ export const main = async () => {
     log("Scaling: search and list latency in-process by catalogue size")
     const scaling: Array<ScaleRow> = []
     for (const size of scaleSizes()) {
-      scaling.push(...await measureScaleSize(size, { postgres: postgresUrl, sqlite: sqliteUrl }, tmp))
+      scaling.push(...(await measureScaleSize(size, tmp, { postgres: postgresUrl, sqlite: sqliteUrl })).rows)
       log(`  ${int(size)} packages measured`)
     }
 

@@ -4,7 +4,13 @@ import * as Database from "../../../layers/marketplace/sql/Database.js"
 import * as SqlCatalogImporter from "../../../layers/marketplace/sql/SqlCatalogImporter.js"
 import { seedSynthetic } from "../../../src/marketplace/admin/Admin.js"
 import { log, seconds } from "../Common.js"
-import { int } from "./Settings.js"
+import { bulkSeed } from "./BulkSeed.js"
+import { int, settings } from "./Settings.js"
+
+export type Seeder = "product" | "bulk"
+
+/** BENCH_SEEDER, else the product's seeder up to 100,000 packages and the bulk seeder above. */
+export const seederFor = (count: number): Seeder => settings.seeder ?? (count > 100_000 ? "bulk" : "product")
 
 export const seed = async (label: string, url: string, count: number) => {
   const started = Date.now()
@@ -16,8 +22,12 @@ export const seed = async (label: string, url: string, count: number) => {
         log(`  ${label}: ${int(written)} / ${int(count)} packages (${seconds(Date.now() - started)})`)
       }
     })
-  const layer = SqlCatalogImporter.layer.pipe(Layer.provide(Database.layer(Database.parseDatabaseUrl(url)!)))
-  await Effect.runPromise(seedSynthetic(count, onProgress).pipe(Effect.provide(layer)))
+  if (seederFor(count) === "bulk") {
+    await bulkSeed(url, count, { onProgress: (written) => Effect.runSync(onProgress(written)) })
+  } else {
+    const layer = SqlCatalogImporter.layer.pipe(Layer.provide(Database.layer(Database.parseDatabaseUrl(url)!)))
+    await Effect.runPromise(seedSynthetic(count, onProgress).pipe(Effect.provide(layer)))
+  }
   return Date.now() - started
 }
 
@@ -26,6 +36,7 @@ export const seed = async (label: string, url: string, count: number) => {
  * PostgreSQL's seeding and the two took longer than in turn.
  */
 export const seedBoth = async (postgresUrl: string, sqliteUrl: string, count: number) => {
+  log(`  ${int(count)} packages with the ${seederFor(count) === "bulk" ? "bulk seeder (BulkSeed.ts)" : "product's seeder (seedSynthetic)"}`)
   const postgres = await seed("PostgreSQL", postgresUrl, count)
   const sqlite = await seed("SQLite", sqliteUrl, count)
   return { postgres, sqlite }

@@ -4,6 +4,13 @@ import { percentile, positiveInt } from "../Common.js"
 
 export const full = process.env.BENCH_FULL === "1"
 
+const oneOf = <A extends string>(name: string, values: ReadonlyArray<A>): A | undefined => {
+  const value = process.env[name]
+  if (value === undefined || value === "") return undefined
+  if (!(values as ReadonlyArray<string>).includes(value)) throw new Error(`${name} must be one of ${values.join(", ")}`)
+  return value as A
+}
+
 export const settings = {
   full,
   packages: positiveInt("BENCH_PACKAGES", 100_000),
@@ -14,7 +21,15 @@ export const settings = {
   fixedRate: 200,
   searchP99TargetMs: 15,
   baselineRatioTarget: 0.6,
-  databaseName: "clark_bench"
+  databaseName: "clark_bench",
+  /**
+   * BENCH_SEEDER: `product` (seedSynthetic, the importer) or `bulk` (BulkSeed.ts: the same rows, by COPY and
+   * multi-row INSERTs); unset, the product's up to 100,000 packages and the bulk seeder above (the importer
+   * needs about 45 minutes for 1,000,000 packages on both databases here).
+   */
+  seeder: oneOf("BENCH_SEEDER", ["product", "bulk"] as const),
+  /** BENCH_PART=scaling: only the scaling table, written to its own dated section. */
+  part: oneOf("BENCH_PART", ["all", "scaling"] as const) ?? "all"
 }
 
 export const requestTimeoutSeconds = 120
