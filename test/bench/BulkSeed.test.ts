@@ -46,6 +46,7 @@ const snapshot = (db: TestDatabase) => {
       publishers: yield* all(`SELECT id, slug, name, verified FROM publishers ORDER BY id`),
       packages: yield* all(`SELECT * ${pg ? ", search_vector::text AS search_text" : ""} FROM packages ORDER BY id`),
       terms: yield* all(`SELECT * FROM package_terms ORDER BY term, tier, name`),
+      prefixes: yield* all(`SELECT * FROM package_prefixes ORDER BY prefix, tier, name`),
       versions: yield* all(`SELECT * FROM package_versions ORDER BY id`),
       facets: yield* all(`SELECT * FROM package_facets ORDER BY package_id, kind, isolation`),
       platforms: yield* all(`SELECT * FROM package_platforms ORDER BY package_id, platform`)
@@ -88,6 +89,7 @@ describe.each(dialects)("bulk seeder on %s", (dialect) => {
     const [expected, actual] = [await snapshot(product), await snapshot(bulk)]
     expect((expected.packages as Array<unknown>).length).toBe(count)
     expect((expected.terms as Array<unknown>).length).toBeGreaterThan(count * 10)
+    expect((expected.prefixes as Array<unknown>).length).toBeGreaterThan(count * 10)
     expect((expected.match as Array<unknown>).length).toBeGreaterThan(0)
     for (const key of Object.keys(expected)) expect({ [key]: actual[key] }).toEqual({ [key]: expected[key] })
   })

@@ -1,6 +1,6 @@
 /**
  * The rows the product's importer writes for the synthetic catalogue (SqlCatalogImporter.ts `writePackages`,
- * SearchTerms.ts `writeTerms`), built here so a bulk loader can ship them without the importer's per-chunk
+ * SearchTerms.ts `writeTerms`: words and 3-letter prefixes), built here so a bulk loader can ship them without the importer's per-chunk
  * upserts: the same generator (seed 1), the same package and version ids (1, 2, … in import order, as the
  * identity columns hand them out to a fresh catalogue), the same JSON text, the same search rows.
  *
@@ -13,7 +13,7 @@
 import { Schema } from "effect"
 import { isDeepStrictEqual } from "node:util"
 import { latestOf } from "../../../layers/marketplace/sql/SqlCatalogImporter.js"
-import { termsOfPackage } from "../../../layers/marketplace/sql/SearchTerms.js"
+import { prefixesOfPackage, termsOfPackage } from "../../../layers/marketplace/sql/SearchTerms.js"
 import { ImportPackage, ImportVersion } from "../../../schema/marketplace/Import.js"
 import { type ImportPackageInput, syntheticPackages } from "../../../src/marketplace/seed/Synthetic.js"
 
@@ -42,6 +42,7 @@ export const columns = {
     "updated_at"
   ],
   package_terms: ["term", "tier", "name", "package_id"],
+  package_prefixes: ["prefix", "tier", "name", "package_id"],
   package_versions: [
     "id",
     "package_id",
@@ -131,7 +132,9 @@ const rowsOf = (
     options.timestamp,
     pkg.updatedAt ?? options.timestamp
   ])
-  for (const { term, tier } of termsOfPackage(pkg)) out.package_terms.push([term, tier, pkg.name, id])
+  const terms = termsOfPackage(pkg)
+  for (const { term, tier } of terms) out.package_terms.push([term, tier, pkg.name, id])
+  for (const { prefix, tier } of prefixesOfPackage(terms)) out.package_prefixes.push([prefix, tier, pkg.name, id])
   let next = versionId
   for (const v of pkg.versions) {
     out.package_versions.push([
@@ -158,7 +161,14 @@ const rowsOf = (
   return next
 }
 
-const emptyChunk = (): Chunk => ({ packages: [], package_terms: [], package_versions: [], package_facets: [], package_platforms: [] })
+const emptyChunk = (): Chunk => ({
+  packages: [],
+  package_terms: [],
+  package_prefixes: [],
+  package_versions: [],
+  package_facets: [],
+  package_platforms: []
+})
 
 /** Every 97th package is decoded in full and must give the very rows of the fast path. */
 const checkEvery = 97

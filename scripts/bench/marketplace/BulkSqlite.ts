@@ -2,9 +2,10 @@
  * Bulk load of the synthetic catalogue into SQLite, through the product's own client (@effect/sql-sqlite-node,
  * whose statements are prepared once and cached): multi-row INSERTs in transactions of `transactionSize`
  * packages. The secondary indexes of the package tables are dropped first and made again from their own
- * definitions in sqlite_master at the end, and the search rows are staged in a temporary table and moved into
- * `package_terms` in key order in one statement: inserted as they come, they land at random places in its
- * b-tree (it is WITHOUT ROWID), which was most of the load's time. The rows stored are the importer's.
+ * definitions in sqlite_master at the end, and the search rows are staged in temporary tables and moved into
+ * `package_terms` and `package_prefixes` in key order, one statement each: inserted as they come, they land at
+ * random places in those b-trees (WITHOUT ROWID), which was most of the load's time. The rows stored are the
+ * importer's.
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -28,7 +29,10 @@ const insert = (sql: SqlClient.SqlClient, table: string, names: ReadonlyArray<st
     }
   })
 
-const staged: Table = "package_terms"
+/** The WITHOUT ROWID search tables, staged and moved in their key order. */
+const staged: Partial<Record<Table, string>> = { package_terms: "term, tier, name", package_prefixes: "prefix, tier, name" }
+const stagedTables = Object.keys(staged) as ReadonlyArray<Table>
+const stage = (table: Table) => `bulk_${table}`
 
 export const sqliteLoad = (
   sql: SqlClient.SqlClient,
@@ -45,8 +49,7 @@ export const sqliteLoad = (
     const indexes = yield* sql<{ name: string; sql: string }>`SELECT name, sql FROM sqlite_master
       WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ${sql.in([...tables])}`
     for (const index of indexes) yield* sql.unsafe(`DROP INDEX ${index.name}`)
-    const names = columns[staged]
-    yield* sql.unsafe(`CREATE TEMP TABLE bulk_terms (${names.join(", ")})`)
+    for (const table of stagedTables) yield* sql.unsafe(`CREATE TEMP TABLE ${stage(table)} (${columns[table].join(", ")})`)
 
     for (let done = 0; done < sizes.count; done += sizes.transactionSize) {
       // Each chunk is generated inside the transaction and written at once, so memory holds one chunk.
@@ -56,7 +59,7 @@ export const sqliteLoad = (
           if (chunk.done === true) return
           for (const table of tables) {
             const rows = chunk.value.rows[table]
-            yield* table === staged ? insert(sql, "bulk_terms", names, rows) : insert(sql, table, columns[table], rows)
+            yield* insert(sql, staged[table] === undefined ? table : stage(table), columns[table], rows)
           }
         }
       }))
@@ -65,9 +68,11 @@ export const sqliteLoad = (
 
     const started = Date.now()
     yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql.unsafe(`INSERT INTO ${staged} (${names.join(", ")}) SELECT ${names.join(", ")} FROM bulk_terms
-        ORDER BY term, tier, name`)
-      yield* sql.unsafe(`DROP TABLE bulk_terms`)
+      for (const table of stagedTables) {
+        const names = columns[table].join(", ")
+        yield* sql.unsafe(`INSERT INTO ${table} (${names}) SELECT ${names} FROM ${stage(table)} ORDER BY ${staged[table]}`)
+        yield* sql.unsafe(`DROP TABLE ${stage(table)}`)
+      }
       for (const index of indexes) yield* sql.unsafe(index.sql)
     }))
     const broken = yield* sql`PRAGMA foreign_key_check`

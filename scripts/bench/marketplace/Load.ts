@@ -191,11 +191,11 @@ export const measureServers = async <K extends string>(
   servers: Record<K, Server>,
   scenarios: ReadonlyArray<Scenario>,
   searchPaths: ReadonlyArray<string>,
-  /** Servers that answer the search scenarios only (the before/after search servers). */
-  searchOnly: ReadonlyArray<NoInfer<K>> = []
+  /** Servers that answer some scenarios only (the search servers), and which. */
+  only: Partial<Record<NoInfer<K>, (scenario: Scenario) => boolean>> = {}
 ): Promise<Record<K, Run>> => {
   const entries = Object.entries(servers) as Array<[K, Server]>
-  const answers = (key: K, scenario: Scenario) => scenario.route === "search" || !searchOnly.includes(key)
+  const answers = (key: K, scenario: Scenario) => only[key]?.(scenario) ?? true
   for (const [key, server] of entries) await warmUp(server, scenarios.filter((s) => answers(key, s)))
   const measured = new Map(entries.map(([key]) => [key, new Map<string, Measurement>()]))
   for (const scenario of scenarios) {

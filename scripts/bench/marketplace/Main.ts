@@ -13,7 +13,9 @@ import { measureScaleSize } from "./ScalingRun.js"
 import { seedBoth } from "./Seeding.js"
 import { startBaseline, startMarketplace, startSearchServer } from "./Servers.js"
 import { databaseUrl, int, scaleSizes, settings, withPg } from "./Settings.js"
-import { buildScenarios, surveyCatalogue } from "./Workload.js"
+import { buildScenarios, type Scenario, surveyCatalogue } from "./Workload.js"
+
+const prefixScenario = "search-prefix"
 
 const loadAverage = () => os.loadavg()[0] ?? 0
 
@@ -53,6 +55,10 @@ export const main = async () => {
     const scenarios = buildScenarios(survey)
     for (const s of scenarios) log(`  ${s.title}: ${s.paths.length} requests, e.g. ${s.paths[0]}`)
     const searches = scenarios.filter((s) => s.route === "search")
+    // The word walk differs from the search table for 3-letter words only: it answers that scenario.
+    const prefixOnly = scenarios.filter((s) => s.id === prefixScenario)
+    const isSearch = (s: Scenario) => s.route === "search"
+    const searchServers = { before: isSearch, after: isSearch, walk: (s: Scenario) => s.id === prefixScenario }
     const others = scenarios.filter((s) => s.route !== "search")
 
     log("Seeding")
@@ -80,40 +86,44 @@ export const main = async () => {
     const plain = await startBaseline(postgresUrl)
     const pgBefore = await startSearchServer("before", postgresUrl, "today's search SQL (PostgreSQL)")
     const pgAfter = await startSearchServer("after", postgresUrl, "search table (PostgreSQL)")
+    const pgWalk = await startSearchServer("walk", postgresUrl, "word walk (PostgreSQL)")
     await checkResponses(pgOff, others, plain)
     await checkResponses(pgBefore, searches, plain)
     await checkResponses(pgAfter, searches, pgOff)
+    await checkResponses(pgWalk, prefixOnly, pgOff)
     const answerBytes = await checkResponses(pgOn, scenarios, pgOff, " (filling its cache)")
     await checkResponses(pgOn, scenarios, pgOff, " (from its cache)")
     const loadBefore = logLoad("before the PostgreSQL runs")
     const otherWorkPostgres = await checkOtherWork("before the PostgreSQL runs")
     const postgres = await measureServers(
-      { on: pgOn, off: pgOff, baseline: plain, before: pgBefore, after: pgAfter },
+      { on: pgOn, off: pgOff, baseline: plain, before: pgBefore, after: pgAfter, walk: pgWalk },
       scenarios,
       searchPaths,
-      ["before", "after"]
+      searchServers
     )
-    for (const server of [pgOn, pgOff, plain, pgBefore, pgAfter]) await stopChild(server.child)
+    for (const server of [pgOn, pgOff, plain, pgBefore, pgAfter, pgWalk]) await stopChild(server.child)
 
     log("SQLite: the product with its read cache on and off, and search before/after, taking turns")
     const sqliteOn = await startMarketplace("product, cache on (SQLite)", sqliteUrl, "on")
     const sqliteOff = await startMarketplace("product, cache off (SQLite)", sqliteUrl, "off")
     const sqliteBefore = await startSearchServer("before", sqliteUrl, "today's search SQL (SQLite)")
     const sqliteAfter = await startSearchServer("after", sqliteUrl, "search table (SQLite)")
+    const sqliteWalk = await startSearchServer("walk", sqliteUrl, "word walk (SQLite)")
     await checkResponses(sqliteOff, scenarios)
     await checkResponses(sqliteBefore, searches)
     await checkResponses(sqliteAfter, searches, sqliteOff)
+    await checkResponses(sqliteWalk, prefixOnly, sqliteOff)
     await checkResponses(sqliteOn, scenarios, sqliteOff, " (filling its cache)")
     await checkResponses(sqliteOn, scenarios, sqliteOff, " (from its cache)")
     const loadSqlite = logLoad("before the SQLite runs")
     const otherWorkSqlite = await checkOtherWork("before the SQLite runs")
     const sqlite = await measureServers(
-      { on: sqliteOn, off: sqliteOff, before: sqliteBefore, after: sqliteAfter },
+      { on: sqliteOn, off: sqliteOff, before: sqliteBefore, after: sqliteAfter, walk: sqliteWalk },
       scenarios,
       searchPaths,
-      ["before", "after"]
+      searchServers
     )
-    for (const server of [sqliteOn, sqliteOff, sqliteBefore, sqliteAfter]) await stopChild(server.child)
+    for (const server of [sqliteOn, sqliteOff, sqliteBefore, sqliteAfter, sqliteWalk]) await stopChild(server.child)
     const loadAfter = logLoad("after the runs")
 
     log("Scaling: search and list latency in-process by catalogue size")

@@ -223,7 +223,7 @@ ${searchSection({ settings, search: r.search })}
 
 ### Scaling: search and list latency by catalogue size
 
-Each store called in-process (no HTTP, no framework), one request at a time on an otherwise idle database, every request of the scenario ${scaleRounds} times after one warm round; p50 / p99 of those calls. The searches also show today's search SQL (LegacyPackageStore.ts) on the same database. The words are drawn from each size's own catalogue the way the workload above draws them. Sizes: ${r.scaling.map((row) => int(row.size)).filter((x, i, all) => all.indexOf(x) === i).join(", ")}${settings.full ? "" : " (1,000,000 with `BENCH_FULL=1` or `BENCH_SCALE`)"}.
+Each store called in-process (no HTTP, no framework), one request at a time on an otherwise idle database, every request of the scenario ${scaleRounds} times after one warm round; p50 / p99 of those calls. The searches also show today's search SQL (LegacyPackageStore.ts) on the same database, and the 3-letter prefix also the word walk that the prefix table (migration 0009) replaced. The words are drawn from each size's own catalogue the way the workload above draws them. Sizes: ${r.scaling.map((row) => int(row.size)).filter((x, i, all) => all.indexOf(x) === i).join(", ")}${settings.full ? "" : " (1,000,000 with `BENCH_FULL=1` or `BENCH_SCALE`)"}.
 
 ${scalingTable(r.scaling, r.scenarios)}
 `
@@ -232,11 +232,12 @@ ${scalingTable(r.scaling, r.scenarios)}
 export const searchRuns = (
   database: "PostgreSQL" | "SQLite",
   scenarios: ReadonlyArray<Scenario>,
-  runs: { readonly before: Run; readonly after: Run; readonly off: Run }
+  runs: { readonly before: Run; readonly after: Run; readonly off: Run; readonly walk: Run }
 ): SearchRuns => ({
   database,
   scenarios: scenarios.filter((s) => s.route === "search"),
   before: runs.before.scenarios,
   after: runs.after.scenarios,
+  walk: runs.walk.scenarios,
   product: runs.off.scenarios
 })

@@ -63,7 +63,7 @@ export const startBaseline = async (database: string) =>
     String(await freePort())
   ])
 
-export const startSearchServer = async (store: "before" | "after", database: string, label: string) =>
+export const startSearchServer = async (store: "before" | "after" | "walk", database: string, label: string) =>
   startServer(label, [
     "--import",
     "tsx",
