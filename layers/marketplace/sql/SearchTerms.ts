@@ -49,6 +49,33 @@ export const termsOfPackage = (pkg: SearchableText): ReadonlyArray<TermRow> => {
   return [...best].map(([term, tier]) => ({ term, tier }))
 }
 
+/** The length, in code points, of the prefixes kept in `package_prefixes` (migration 0009). */
+export const prefixLength = 3
+
+/** A query word answered from `package_prefixes`: exactly `prefixLength` code points. */
+export const isStoredPrefix = (term: string): boolean => [...term].length === prefixLength
+
+export interface PrefixRow {
+  readonly prefix: string
+  readonly tier: Tier
+}
+
+/**
+ * One row per distinct 3-code-point start of the package's words, at the best tier of the words that start
+ * so: a 3-letter query's score for the package, found by one walk instead of one per matching word.
+ */
+export const prefixesOfPackage = (terms: ReadonlyArray<TermRow>): ReadonlyArray<PrefixRow> => {
+  const best = new Map<string, Tier>()
+  for (const { term, tier } of terms) {
+    const points = [...term]
+    if (points.length < prefixLength) continue
+    const prefix = points.slice(0, prefixLength).join("")
+    const known = best.get(prefix)
+    if (known === undefined || tier < known) best.set(prefix, tier)
+  }
+  return [...best].map(([prefix, tier]) => ({ prefix, tier }))
+}
+
 /**
  * The range of words starting with `prefix` in byte order (PostgreSQL `COLLATE "C"`, SQLite BINARY): from the
  * prefix to the prefix with its last code point moved one up. Terms are letters and digits, never surrogates.
@@ -63,11 +90,8 @@ export const prefixRange = (prefix: string): { readonly from: string; readonly t
 /** Rows per statement: 4 parameters each, well under both dialects' bound-parameter limits. */
 const batch = 2000
 
-/**
- * Replaces the search rows of the given packages. Runs inside the caller's transaction (the importer's), so a
- * package and its search rows change together.
- */
-export const writeTerms = (sql: SqlClient.SqlClient, packages: ReadonlyArray<SearchableText & { readonly id: number }>) =>
+/** The rows of `package_terms` for the given packages, removing their old ones (migration 0008 writes these only). */
+export const writeWords = (sql: SqlClient.SqlClient, packages: ReadonlyArray<SearchableText & { readonly id: number }>) =>
   Effect.gen(function*() {
     for (const chunk of Arr.chunksOf(packages.map((p) => p.id), 500)) {
       yield* sql`DELETE FROM package_terms WHERE ${sql.in("package_id", chunk)}`
@@ -77,5 +101,23 @@ export const writeTerms = (sql: SqlClient.SqlClient, packages: ReadonlyArray<Sea
     )
     for (const chunk of Arr.chunksOf(rows, batch)) {
       yield* sql`INSERT INTO package_terms ${sql.insert(chunk)}`
+    }
+  })
+
+/**
+ * Replaces the search rows of the given packages: their words and their 3-letter prefixes. Runs inside the
+ * caller's transaction (the importer's), so a package and its search rows change together.
+ */
+export const writeTerms = (sql: SqlClient.SqlClient, packages: ReadonlyArray<SearchableText & { readonly id: number }>) =>
+  Effect.gen(function*() {
+    yield* writeWords(sql, packages)
+    for (const chunk of Arr.chunksOf(packages.map((p) => p.id), 500)) {
+      yield* sql`DELETE FROM package_prefixes WHERE ${sql.in("package_id", chunk)}`
+    }
+    const rows = packages.flatMap((pkg) =>
+      prefixesOfPackage(termsOfPackage(pkg)).map(({ prefix, tier }) => ({ prefix, tier, name: pkg.name, package_id: pkg.id }))
+    )
+    for (const chunk of Arr.chunksOf(rows, batch)) {
+      yield* sql`INSERT INTO package_prefixes ${sql.insert(chunk)}`
     }
   })

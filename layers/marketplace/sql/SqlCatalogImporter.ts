@@ -36,7 +36,7 @@ const duplicates = <A>(items: ReadonlyArray<A>, key: (a: A) => string, path: (i:
   })
 
 /** The version a package points to as latest: the named one, else the newest published. */
-const latestOf = (pkg: ImportPackage): ImportVersion | undefined =>
+export const latestOf = (pkg: ImportPackage): ImportVersion | undefined =>
   pkg.latestVersion !== undefined
     ? pkg.versions.find((v) => v.version === pkg.latestVersion)
     : pkg.versions.reduce<ImportVersion | undefined>(
@@ -343,8 +343,9 @@ export const make = Effect.gen(function*() {
 
   // VACUUM also marks pages all-visible, so counts can be answered from indexes alone.
   const refreshStatistics = sql.onDialectOrElse({
-    pg: () => sql`VACUUM (ANALYZE) packages, package_terms, package_versions, package_facets, package_platforms,
-      collection_items`,
+    pg: () =>
+      sql`VACUUM (ANALYZE) packages, package_terms, package_prefixes, package_versions, package_facets,
+      package_platforms, collection_items`,
     orElse: () => sql`ANALYZE`
   }).pipe(Effect.asVoid, Effect.orDie)
 

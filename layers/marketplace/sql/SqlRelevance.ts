@@ -7,13 +7,14 @@
  *
  * Measured on 100,000 synthetic packages (docs/benchmarks.md), ranking every match before LIMIT (`ts_rank`,
  * `bm25`) was nearly all of a common word's cost; one word now walks the search table's (term, tier, name) key
- * and stops at the page size.
+ * and stops at the page size; a 3-letter word walks the prefix table's (prefix, tier, name) key instead (one walk
+ * where the words starting with it took one each).
  */
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect } from "effect"
 import type { Keyset } from "../../../services/marketplace/PackageStore.js"
 import { int, type Row, summaryColumns, text } from "./Rows.js"
-import { prefixRange, tierOfScore, weightOf } from "./SearchTerms.js"
+import { isStoredPrefix, prefixRange, tierOfScore, weightOf } from "./SearchTerms.js"
 
 /**
  * Past this many words starting with a one-word query, its matches are grouped and sorted instead of walked
@@ -23,7 +24,19 @@ const maxWalks = 48
 
 type Filters = ReadonlyArray<Statement.Fragment>
 
-export const makeRelevance = (sql: SqlClient.SqlClient, nameOf: (id: number) => Statement.Fragment) => {
+export interface RelevanceOptions {
+  /**
+   * Whether 3-letter words use the prefix table (migration 0009). Always on in the product; the benchmark turns
+   * it off to measure the word walk it replaced beside it, on the same data.
+   */
+  readonly prefixTable: boolean
+}
+
+export const makeRelevance = (
+  sql: SqlClient.SqlClient,
+  nameOf: (id: number) => Statement.Fragment,
+  options: RelevanceOptions = { prefixTable: true }
+) => {
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
 
   /** Every word matched as a prefix, through the full-text index (tsvector + GIN, FTS5). */
@@ -184,6 +197,12 @@ export const makeRelevance = (sql: SqlClient.SqlClient, nameOf: (id: number) => 
       ORDER BY t.score DESC, t.name ASC`
   }
 
+  /** A 3-letter word: one walk of the prefix table's key, in (tier, name) order, stopping at the page size. */
+  const storedPrefix = (term: string, filters: Filters, after: Keyset | undefined, limit: number) =>
+    summaries(sql`SELECT t.package_id, t.tier, t.name FROM package_prefixes t JOIN packages p ON p.id = t.package_id
+      WHERE t.prefix = ${term} AND ${resumeAfter("t", after)} AND ${sql.and(filters)}
+      ORDER BY t.tier, t.name LIMIT ${limit}`)
+
   const oneWord = (
     term: string,
     statuses: ReadonlyArray<string> | undefined,
@@ -191,7 +210,9 @@ export const makeRelevance = (sql: SqlClient.SqlClient, nameOf: (id: number) => 
     after: Keyset | undefined,
     limit: number
   ) =>
-    dialect === "sqlite"
+    options.prefixTable && isStoredPrefix(term)
+      ? storedPrefix(term, filters, after, limit)
+      : dialect === "sqlite"
       ? oneWordSqlite(term, filters, after, limit)
       : statuses === undefined
       ? oneWordPg(term, filters, after, limit)

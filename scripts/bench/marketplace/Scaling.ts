@@ -30,6 +30,8 @@ export interface ScaleRow {
   /** By scenario id: the product's latency, and today's for searches. */
   readonly after: ReadonlyMap<string, Latency>
   readonly before: ReadonlyMap<string, Latency>
+  /** The 3-letter scenario by the word walk the prefix table replaced (migration 0009). */
+  readonly walk: ReadonlyMap<string, Latency>
 }
 
 const decodeParams = Schema.decodeUnknownSync(ListParams)
@@ -82,7 +84,11 @@ export const measureScale = async (
     LegacyPackageStore.layer.pipe(Layer.provide(db), Layer.orDie),
     listed.filter((s) => s.route === "search")
   )
-  return { size, database, after, before }
+  const walk = await measured(
+    Layer.effect(PackageStore, SqlPackageStore.makeWith({ prefixTable: false })).pipe(Layer.provide(db), Layer.orDie),
+    listed.filter((s) => s.id === "search-prefix")
+  )
+  return { size, database, after, before, walk }
 }
 
 const ms = (value: number) => value.toFixed(2)
@@ -94,8 +100,13 @@ export const scalingTable = (rows: ReadonlyArray<ScaleRow>, scenarios: ReadonlyA
     const after = row.after.get(s.id)
     const before = row.before.get(s.id)
     if (after === undefined) return "–"
+    const walk = row.walk.get(s.id)
     const now = `${ms(after.p50)} / ${ms(after.p99)}`
-    return before === undefined ? now : `${now} (today ${ms(before.p50)} / ${ms(before.p99)})`
+    const earlier = [
+      ...(walk === undefined ? [] : [`word walk ${ms(walk.p50)} / ${ms(walk.p99)}`]),
+      ...(before === undefined ? [] : [`today ${ms(before.p50)} / ${ms(before.p99)}`])
+    ]
+    return earlier.length === 0 ? now : `${now} (${earlier.join("; ")})`
   }
   return [
     `| ${header.join(" | ")} |`,

@@ -1,7 +1,8 @@
 /**
  * The marketplace API with a chosen PackageStore, for the benchmark's before/after search runs:
  * `--store before` searches with today's SQL kept in LegacyPackageStore.ts, `--store after` with the product's
- * store. Both run here, under the same loader and settings (MARKETPLACE_READ_CACHE=off from the driver), so the
+ * store, `--store walk` with the product's store as it searched a 3-letter word before the prefix table
+ * (migration 0009): every word starting with it walked through the search table. Both run here, under the same loader and settings (MARKETPLACE_READ_CACHE=off from the driver), so the
  * two differ in their search SQL only.
  *
  *   node --import tsx scripts/bench/marketplace/SearchServer.ts --store before --database URL --port N
@@ -12,6 +13,7 @@ import { createServer } from "node:http"
 import * as Database from "../../../layers/marketplace/sql/Database.js"
 import * as SqlPackageStore from "../../../layers/marketplace/sql/SqlPackageStore.js"
 import { HandlersLive, serveApi, ServicesLive, SettingsLive } from "../../../src/marketplace/Server.js"
+import { PackageStore } from "../../../services/marketplace/PackageStore.js"
 import * as LegacyPackageStore from "./LegacyPackageStore.js"
 
 const argument = (name: string) => {
@@ -21,7 +23,12 @@ const argument = (name: string) => {
   return value
 }
 
-const store = argument("store") === "before" ? LegacyPackageStore.layer : SqlPackageStore.layer
+const chosen = argument("store")
+const store = chosen === "before"
+  ? LegacyPackageStore.layer
+  : chosen === "walk"
+  ? Layer.effect(PackageStore, SqlPackageStore.makeWith({ prefixTable: false }))
+  : SqlPackageStore.layer
 const database = Database.parseDatabaseUrl(argument("database"))
 if (database === undefined) throw new Error("--database is not a database URL")
 

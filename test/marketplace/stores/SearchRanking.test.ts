@@ -1,6 +1,7 @@
 /**
  * One-word relevance over the search table on both databases: a prefix that several words share (each
- * package once, at its best field), and a prefix shared by more words than are walked one by one.
+ * package once, at its best field), a prefix shared by more words than are walked one by one, and 3-letter
+ * words, answered from the prefix table (migration 0009) exactly as the word walk answers them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
@@ -44,6 +45,8 @@ const zq = ["zqa-named", "named", ...Array.from({ length: 60 }, (_, i) => `many-
 describe.each(dialects)("one-word relevance on %s", (dialect) => {
   let db: TestDatabase
   let runtime: ManagedRuntime.ManagedRuntime<PackageStore | CatalogImporter, never>
+  /** The store as it searched before the prefix table: every word starting with a 3-letter term walked. */
+  let wordWalk: ManagedRuntime.ManagedRuntime<PackageStore, never>
   beforeAll(async () => {
     db = await makeDatabase(dialect)
     runtime = ManagedRuntime.make(
@@ -52,14 +55,23 @@ describe.each(dialects)("one-word relevance on %s", (dialect) => {
     await runtime.runPromise(
       Effect.flatMap(CatalogImporter, (importer) => importer.load(Schema.decodeUnknownSync(ImportDocument)({ packages })))
     )
+    wordWalk = ManagedRuntime.make(
+      Layer.effect(PackageStore, SqlPackageStore.makeWith({ prefixTable: false })).pipe(Layer.provide(Database.layer(db.parsed)))
+    )
   })
   afterAll(async () => {
+    await wordWalk.dispose()
     await runtime.dispose()
     await db.drop()
   })
 
-  const walkPages = (terms: ReadonlyArray<string>, limit: number, extra: Partial<PackageQuery> = {}) =>
-    runtime.runPromise(Effect.gen(function*() {
+  const walkPages = (
+    terms: ReadonlyArray<string>,
+    limit: number,
+    extra: Partial<PackageQuery> = {},
+    on: ManagedRuntime.ManagedRuntime<PackageStore, never> = runtime
+  ) =>
+    on.runPromise(Effect.gen(function*() {
       const store = yield* PackageStore
       const seen: Array<string> = []
       let after: Keyset | undefined = undefined
@@ -87,6 +99,30 @@ describe.each(dialects)("one-word relevance on %s", (dialect) => {
   it.each([["alph"], ["zq"]])("other statuses filter the %s walk", async (term) => {
     expect(await walkPages([term], 3, { statuses: ["hidden"] })).toEqual(term === "alph" ? ["hidden-alpha"] : [])
   })
+
+  it.each([1, 2, 3, 100])("a 3-letter prefix of several words: each package once, at its best field (pages of %i)", async (limit) => {
+    expect(await walkPages(["alp"], limit)).toEqual(alph)
+  })
+
+  it.each([1, 4, 100])("a 3-letter prefix of eleven words, one tier, by name (pages of %i)", async (limit) => {
+    // zq1x and zq10x .. zq19x: the descriptions of many-58 and many-49 .. many-40.
+    const expected = [...Array.from({ length: 10 }, (_, i) => `many-${40 + i}`), "many-58"]
+    expect(await walkPages(["zq1"], limit)).toEqual(expected)
+  })
+
+  it("other statuses filter a 3-letter prefix", async () => {
+    expect(await walkPages(["alp"], 3, { statuses: ["hidden"] })).toEqual(["hidden-alpha"])
+    expect(await walkPages(["alp"], 3, { statuses: ["hidden"], category: "none" })).toEqual([])
+  })
+
+  it.each(["alp", "zq1", "zq7", "zqa", "zqb", "nam", "man", "bet", "gam", "abo", "pla", "soup"])(
+    "%j: the prefix table answers what the word walk answered",
+    async (term) => {
+      for (const limit of [1, 3, 100]) {
+        expect(await walkPages([term], limit)).toEqual(await walkPages([term], limit, {}, wordWalk))
+      }
+    }
+  )
 
   it("a word no package holds finds nothing", async () => {
     expect(await walkPages(["zzz"], 10)).toEqual([])

@@ -1,6 +1,14 @@
 /** The search table's rows and prefix ranges (layers/marketplace/sql/SearchTerms.ts), as pure functions. */
 import { describe, expect, it } from "@effect/vitest"
-import { prefixRange, termsOfPackage, tierOfScore, weightOf, wordsOf } from "../../../layers/marketplace/sql/SearchTerms.js"
+import {
+  isStoredPrefix,
+  prefixesOfPackage,
+  prefixRange,
+  termsOfPackage,
+  tierOfScore,
+  weightOf,
+  wordsOf
+} from "../../../layers/marketplace/sql/SearchTerms.js"
 import { termsOf } from "../../../services/marketplace/Listing.js"
 
 describe("wordsOf", () => {
@@ -34,6 +42,32 @@ describe("termsOfPackage", () => {
   ])("$label", ({ expected, pkg }) => {
     expect(termsOfPackage(pkg).map(({ term, tier }) => [term, tier])).toEqual(expected)
   })
+})
+
+describe("prefixesOfPackage", () => {
+  it.each([
+    {
+      label: "one row per 3-letter start, at the best tier of the words starting so",
+      terms: [["weather", 1], ["forecast", 3], ["weak", 4], ["fort", 2]] as const,
+      expected: [["wea", 1], ["for", 2]]
+    },
+    { label: "words shorter than three letters have none", terms: [["ab", 1], ["abc", 4]] as const, expected: [["abc", 4]] },
+    {
+      label: "code points, not UTF-16 units",
+      terms: [["𝒳𝒴𝒵w", 2], ["日本語", 3], ["日本", 1]] as const,
+      expected: [["𝒳𝒴𝒵", 2], ["日本語", 3]]
+    }
+  ])("$label", ({ expected, terms }) => {
+    expect(prefixesOfPackage(terms.map(([term, tier]) => ({ term, tier }))).map(({ prefix, tier }) => [prefix, tier]))
+      .toEqual(expected)
+  })
+
+  it.each([["abc", true], ["ab", false], ["abcd", false], ["日本語", true], ["𝒳𝒴𝒵", true], ["𝒳𝒴", false]] as const)(
+    "%j is answered from the prefix table: %s",
+    (term, stored) => {
+      expect(isStoredPrefix(term)).toBe(stored)
+    }
+  )
 })
 
 describe("scores", () => {

@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { json, type Row, text } from "../Rows.js"
-import { writeTerms } from "../SearchTerms.js"
+import { writeWords } from "../SearchTerms.js"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -79,7 +79,7 @@ export default Effect.gen(function*() {
     const rows = yield* sql.withoutTransforms()<Row>`SELECT id, name, display_name, keywords, description FROM packages
       WHERE id > ${after} ORDER BY id LIMIT 2000`
     if (rows.length === 0) break
-    yield* writeTerms(sql, rows.map((row) => ({
+    yield* writeWords(sql, rows.map((row) => ({
       id: Number(row.id),
       name: text(row.name),
       displayName: text(row.display_name),

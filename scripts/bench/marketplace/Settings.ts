@@ -1,0 +1,77 @@
+/** Settings of `npm run bench:marketplace` (read from the environment; see scripts/bench/marketplace.ts) and small helpers. */
+import pg from "pg"
+import { percentile, positiveInt } from "../Common.js"
+
+export const full = process.env.BENCH_FULL === "1"
+
+const oneOf = <A extends string>(name: string, values: ReadonlyArray<A>): A | undefined => {
+  const value = process.env[name]
+  if (value === undefined || value === "") return undefined
+  if (!(values as ReadonlyArray<string>).includes(value)) throw new Error(`${name} must be one of ${values.join(", ")}`)
+  return value as A
+}
+
+export const settings = {
+  full,
+  packages: positiveInt("BENCH_PACKAGES", 100_000),
+  seconds: positiveInt("BENCH_SECONDS", full ? 10 : 2),
+  scales: (process.env.BENCH_SCALE ?? "").split(",").filter((x) => x.trim() !== "").map(Number),
+  adminUrl: process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+  connections: 50,
+  fixedRate: 200,
+  searchP99TargetMs: 15,
+  baselineRatioTarget: 0.6,
+  databaseName: "clark_bench",
+  /**
+   * BENCH_SEEDER: `product` (seedSynthetic, the importer) or `bulk` (BulkSeed.ts: the same rows, by COPY and
+   * multi-row INSERTs); unset, the product's up to 100,000 packages and the bulk seeder above (the importer
+   * needs about 45 minutes for 1,000,000 packages on both databases here).
+   */
+  seeder: oneOf("BENCH_SEEDER", ["product", "bulk"] as const),
+  /** BENCH_PART=scaling: only the scaling table, written to its own dated section. */
+  part: oneOf("BENCH_PART", ["all", "scaling"] as const) ?? "all"
+}
+
+export const requestTimeoutSeconds = 120
+
+/** Short: the body checks have already sent every request once, and the servers take turns afterwards. */
+export const warmupSeconds = Math.min(3, Math.max(1, Math.round(settings.seconds / 3)))
+
+// ---------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+export const ms2 = (value: number) => value.toFixed(2)
+export const int = (value: number) => Math.round(value).toLocaleString("en-US")
+
+export const median = (values: ReadonlyArray<number>): number => percentile([...values].sort((a, b) => a - b), 0.5)
+
+
+/** Picks `count` items spread evenly over `items`. */
+export const spread = <A>(items: ReadonlyArray<A>, count: number): Array<A> =>
+  items.length <= count ? [...items] : Array.from({ length: count }, (_, i) => items[Math.floor((i * items.length) / count)]!)
+
+
+export const withPg = async <A>(url: string, use: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await use(client)
+  } finally {
+    await client.end()
+  }
+}
+
+export const databaseUrl = (adminUrl: string, name: string) => {
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
+}
+
+export const scaleRounds = settings.full ? 20 : 10
+
+/** Sizes of the scaling table: BENCH_SCALE, else 10,000 and the main size (and 1,000,000 with BENCH_FULL=1). */
+export const scaleSizes = () =>
+  [...new Set(settings.scales.length > 0 ? settings.scales : [10_000, settings.packages, ...(settings.full ? [1_000_000] : [])])]
+    .sort((a, b) => a - b)
