@@ -233,14 +233,11 @@ describe("synthetic packages", () => {
     expect(frequency.size).toBeGreaterThan(1500)
   })
 
-  it("generates 100,000 packages in well under two seconds", () => {
-    syntheticPackages({ ...options, count: 1000 }) // warm up the vocabulary and the JIT
-    // CPU time rather than wall time: test runs share the machine with other work, and
-    // waiting for a core says nothing about the generator.
-    const started = process.cpuUsage()
+  // Its speed is the benchmark's to measure (docs/benchmarks.md), not a timed assertion's: a test run shares the
+  // process's CPU with other test files.
+  it("generates 100,000 packages from any start, each name once", () => {
     const packages = syntheticPackages({ ...options, start: 1_000_000, count: 100_000 })
-    const used = process.cpuUsage(started)
     expect(packages).toHaveLength(100_000)
-    expect((used.user + used.system) / 1000).toBeLessThan(2000)
+    expect(new Set(packages.map((p) => p.name)).size).toBe(100_000)
   })
 })
