@@ -49,12 +49,16 @@ const model = (res: ServerResponse) => {
 }
 
 describe("the OpenAI-compatible provider with an installed service package", () => {
-  it.scoped("offers the package's tools, runs the emitted call over MCP and gives the answer back to the model", () =>
+  it.scoped("offers the package's tools, runs the emitted call over MCP, gives the answer back, and no secret to the model", () =>
     Effect.gen(function*() {
       upstream.reply = model
       yield* Effect.gen(function*() {
         const node = yield* TestNode
-        yield* install(path.join(examplesFolder, "notes-service"))
+        const packageId = yield* install(path.join(examplesFolder, "notes-service"))
+        // The package's own credential reaches only its service: never the model's requests.
+        const secret = "sk-notes-4f1c9e7a-never-in-a-prompt"
+        const stored = yield* node.request("POST", "/credentials", { body: { packageId, name: "api_token", value: secret } })
+        expect(stored).toMatchObject({ status: 200, body: { stored: true } })
         const id = yield* conversation
         const { body, status } = yield* send(id, { text: "Keep a note: eggs and milk." })
         expect(status).toBe(200)
@@ -79,6 +83,11 @@ describe("the OpenAI-compatible provider with an installed service package", () 
         const second = upstream.received[1]!.body.messages
         expect(second.find((m: any) => m.role === "tool")).toMatchObject({ tool_call_id: "call_1" })
         expect(JSON.stringify(second.find((m: any) => m.role === "tool"))).toContain("Saved")
+        // Nothing secret went to the model: not the package's credential, the node token or the app secret.
+        const sent = JSON.stringify(upstream.received)
+        expect(sent).not.toContain(secret)
+        expect(sent).not.toContain(node.token)
+        expect(sent).not.toContain(NodeServer.appSecret)
         // A local write is in the ledger, answered.
         expect(ledgerRows(node.dataDir)).toMatchObject([{ tool: "save_note", status: "answered" }])
       }).pipe(Effect.provide(NodeServer.layer({
