@@ -5,7 +5,7 @@
  * write or undo happen in one transaction.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option } from "effect"
+import { Clock, DateTime, Effect, HashMap, Layer, Option, Ref } from "effect"
 import { type PreferenceState, PreferenceStore, type UndoOutcome, undoWindowMillis } from "../../../services/node/PreferenceStore.js"
 
 type Row = Record<string, unknown>
@@ -70,10 +70,29 @@ export const make = Effect.gen(function*() {
       return { undone: true, state: { value: JSON.parse(previous) as unknown, updatedAt: at } } satisfies UndoOutcome
     }).pipe(sql.withTransaction, Effect.orDie)
 
+  /**
+   * Values as last read or written, so a read on the hot path (every package tool call reads the execution
+   * policy) costs no statement. Only this store writes the table; a write bumps `generation`, and a read that
+   * began before it does not put back what it read.
+   */
+  const cache = yield* Ref.make({ generation: 0, values: HashMap.empty<string, Option.Option<PreferenceState>>() })
+  const written = (key: string, state: Option.Option<PreferenceState>) =>
+    Ref.update(cache, ({ generation, values }) => ({ generation: generation + 1, values: HashMap.set(values, key, state) }))
+
+  const get = (key: string) =>
+    Effect.flatMap(Ref.get(cache), ({ generation, values }) =>
+      Option.match(HashMap.get(values, key), {
+        onSome: Effect.succeed,
+        onNone: () =>
+          Effect.tap(Effect.orDie(current(key)), (state) =>
+            Ref.update(cache, (now) =>
+              now.generation === generation ? { generation, values: HashMap.set(now.values, key, state) } : now))
+      }))
+
   return PreferenceStore.of({
-    get: (key) => Effect.orDie(current(key)),
-    set,
-    undo
+    get,
+    set: (key, value) => Effect.tap(set(key, value), (state) => written(key, Option.some(state))),
+    undo: (key) => Effect.tap(undo(key), (outcome) => outcome.undone ? written(key, Option.some(outcome.state)) : Effect.void)
   })
 })
 
