@@ -8,17 +8,14 @@ import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Data, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import { Transactions } from "../../services/node/Transactions.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
-import { conversation, Database, doneOf, eventually, query, textOf, timeline } from "../support/NodeFixtures.js"
-import { freePort } from "../support/Ports.js"
+import { conversation, Database, doneOf, query, textOf, timeline } from "../support/NodeFixtures.js"
+import { exited, spawnNode } from "../support/NodeProcess.js"
 
 class Refused extends Data.TaggedError("Refused")<{ readonly name: string }> {}
 
@@ -194,43 +191,16 @@ describe("a burst of turn starts", () => {
     }).pipe(Effect.provide(NodeServer.layer({ script }))))
 })
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve()
-    else child.once("exit", () => resolve())
-  })
-
 describe("a crash right after a burst of starts", () => {
   it.scoped("SIGKILL once every stream's head has arrived: every acknowledged start is in the database", () =>
     Effect.gen(function*() {
       const dataDir = NodeServer.makeDataDir()
-      const scriptFile = path.join(dataDir, "..", `${path.basename(dataDir)}-script.json`)
-      fs.writeFileSync(scriptFile, JSON.stringify({ rules: [{ match: "^forever", steps: [{ delay: 3_600_000 }] }] }))
-      const port = yield* Effect.promise(freePort)
-      const child = spawn(
-        process.execPath,
-        ["bin/clark.js", "node", "serve", "--data-dir", dataDir, "--port", String(port), "--model", `scripted:${scriptFile}`],
-        { cwd: projectRoot, env: { ...process.env, CC_APP_SECRET: "crash-burst-app-secret" }, stdio: ["ignore", "pipe", "pipe"] }
-      )
-      let output = ""
-      child.stdout?.on("data", (chunk) => (output += String(chunk)))
-      child.stderr?.on("data", (chunk) => (output += String(chunk)))
-      yield* Effect.addFinalizer(() =>
-        Effect.promise(async () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-          await exited(child)
-        })
-      )
-      const baseUrl = `http://127.0.0.1:${port}`
-      yield* eventually(
-        Effect.promise(() => fetch(`${baseUrl}/health`).then((r) => r.status, () => (child.exitCode === null ? 0 : -1))),
-        (status) => status === 200 || status === -1,
-        "the node answers /health",
-        1500
-      ).pipe(Effect.tap((status) => status === -1 ? Effect.dieMessage(`the node exited: ${output}`) : Effect.void))
-      const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+      const { baseUrl, child, token } = yield* spawnNode({
+        dataDir,
+        script: { rules: [{ match: "^forever", steps: [{ delay: 3_600_000 }] }] },
+        compiled: true
+      })
+      // The command-line api's headers: the token alone.
       const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" }
       const ids = yield* Effect.promise(() =>
         Promise.all(Array.from({ length: 30 }, () =>

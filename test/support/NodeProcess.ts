@@ -21,6 +21,8 @@ export const exited = (child: ChildProcess) =>
 
 export interface NodeProcess {
   readonly baseUrl: string
+  readonly token: string
+  readonly appSecret: string
   /** The person's headers (token and app secret), with a JSON body. */
   readonly headers: Record<string, string>
   readonly child: ChildProcess
@@ -29,15 +31,22 @@ export interface NodeProcess {
   readonly fetchJson: (method: string, route: string, body?: unknown) => Effect.Effect<{ status: number; body: any }>
 }
 
-export const spawnNode = (options: { readonly dataDir: string; readonly script: ScriptInput }) =>
+export const spawnNode = (options: {
+  readonly dataDir: string
+  readonly script: ScriptInput
+  /** The compiled CLI (`bin/clark.js`, what the host app runs) rather than the sources. */
+  readonly compiled?: boolean
+  readonly appSecret?: string
+}) =>
   Effect.gen(function*() {
     const scriptFile = path.join(options.dataDir, "..", `${path.basename(options.dataDir)}-script.json`)
     fs.writeFileSync(scriptFile, JSON.stringify(options.script))
     const port = yield* Effect.promise(freePort)
-    const appSecret = "process-test-app-secret"
+    const appSecret = options.appSecret ?? "process-test-app-secret"
+    const entry = options.compiled === true ? ["bin/clark.js"] : ["--import", "tsx", "src/cli/main.ts"]
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", "node", "serve", "--data-dir", options.dataDir, "--port", String(port), "--model", `scripted:${scriptFile}`],
+      [...entry, "node", "serve", "--data-dir", options.dataDir, "--port", String(port), "--model", `scripted:${scriptFile}`],
       { cwd: projectRoot, env: { ...process.env, CC_APP_SECRET: appSecret }, stdio: ["ignore", "pipe", "pipe"] }
     )
     let output = ""
@@ -63,5 +72,5 @@ export const spawnNode = (options: { readonly dataDir: string; readonly script: 
         fetch(`${baseUrl}${route}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
           .then(async (r) => ({ status: r.status, body: await r.json().catch(() => null) }))
       )
-    return { baseUrl, headers, child, output: () => output, fetchJson } satisfies NodeProcess
+    return { baseUrl, token, appSecret, headers, child, output: () => output, fetchJson } satisfies NodeProcess
   })
