@@ -6,16 +6,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, TestClock } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
 import { conversation, eventually, send, textOf, timeline, typedClient } from "../support/NodeFixtures.js"
-import { freePort } from "../support/Ports.js"
+import { exited, spawnNode } from "../support/NodeProcess.js"
 
 const script: ScriptInput = {
   rules: [
@@ -26,8 +24,6 @@ const script: ScriptInput = {
     }
   ]
 }
-
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -46,11 +42,6 @@ const Database = loadCjs("better-sqlite3") as new(file: string, options?: { read
 
 const identityFile = (dataDir: string) => path.join(dataDir, "identity.json")
 
-const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve()
-    else child.once("exit", () => resolve())
-  })
 
 // ---------------------------------------------------------------------------
 
@@ -198,48 +189,7 @@ describe("crash", () => {
   it.scoped("a reply cut off by SIGKILL is stopped with its checkpointed text kept when the node starts again", () =>
     Effect.gen(function*() {
       const dataDir = NodeServer.makeDataDir()
-      const scriptFile = path.join(dataDir, "..", `${path.basename(dataDir)}-script.json`)
-      fs.writeFileSync(scriptFile, JSON.stringify(script))
-      const port = yield* Effect.promise(freePort)
-      const appSecret = "crash-test-app-secret"
-      const child = spawn(
-        process.execPath,
-        [
-          "--import",
-          "tsx",
-          "src/cli/main.ts",
-          "node",
-          "serve",
-          "--data-dir",
-          dataDir,
-          "--port",
-          String(port),
-          "--model",
-          `scripted:${scriptFile}`
-        ],
-        { cwd: projectRoot, env: { ...process.env, CC_APP_SECRET: appSecret }, stdio: ["ignore", "pipe", "pipe"] }
-      )
-      let output = ""
-      child.stdout?.on("data", (chunk) => (output += String(chunk)))
-      child.stderr?.on("data", (chunk) => (output += String(chunk)))
-      yield* Effect.addFinalizer(() =>
-        Effect.promise(async () => {
-          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-          await exited(child)
-        })
-      )
-
-      const baseUrl = `http://127.0.0.1:${port}`
-      yield* eventually(
-        Effect.promise(() =>
-          fetch(`${baseUrl}/health`).then((r) => r.status, () => (child.exitCode === null ? 0 : -1))
-        ),
-        (status) => status === 200 || status === -1,
-        "the node answers /health",
-        1500
-      ).pipe(Effect.tap((status) => status === -1 ? Effect.dieMessage(`the node exited: ${output}`) : Effect.void))
-      const token = JSON.parse(fs.readFileSync(identityFile(dataDir), "utf8")).localToken as string
-      const headers = { authorization: `Bearer ${token}`, "x-app-secret": appSecret, "content-type": "application/json" }
+      const { baseUrl, child, headers } = yield* spawnNode({ dataDir, script, appSecret: "crash-test-app-secret" })
 
       const created = yield* Effect.promise(() =>
         fetch(`${baseUrl}/conversations`, { method: "POST", headers, body: "{}" }).then((r) => r.json() as Promise<any>)
