@@ -5,7 +5,7 @@
  * (Checkpoints), running one (Agent), questions, host-control, start-up
  * recovery. This module wires them and keeps the per-conversation state.
  */
-import { Deferred, Effect, Fiber, FiberSet, HashMap, Layer, Option, PubSub, Ref } from "effect"
+import { Deferred, Effect, Fiber, FiberSet, HashMap, Layer, Option, Ref } from "effect"
 import { LRUCache } from "lru-cache"
 import type { Block, MessageResult, TimelineEntry } from "../../schema/node/Conversation.js"
 import { makeId } from "../../services/common/Ids.js"
@@ -17,7 +17,7 @@ import { ModelProvider } from "../../services/node/ModelProvider.js"
 import { PackageTools } from "../../services/node/PackageTools.js"
 import { decide } from "../../services/node/Steering.js"
 import { Transactions } from "../../services/node/Transactions.js"
-import { type Submission, type Ticket, TurnEngine, type TurnEvent } from "../../services/node/TurnEngine.js"
+import { type Submission, type Ticket, TurnEngine } from "../../services/node/TurnEngine.js"
 import * as Agent from "./turns/Agent.js"
 import * as Checkpoints from "./turns/Checkpoints.js"
 import * as HostControl from "./turns/HostControl.js"
@@ -26,6 +26,8 @@ import * as Recovery from "./turns/Recovery.js"
 import { TurnSettings } from "./turns/Settings.js"
 import * as Waiting from "./turns/Waiting.js"
 import * as Tickets from "./turns/Tickets.js"
+import * as Tools from "./turns/Tools.js"
+import * as Turns from "./turns/Turn.js"
 import { follow } from "./turns/Turn.js"
 import type { Turn } from "./turns/Turn.js"
 
@@ -118,30 +120,7 @@ export const make = (settings: TurnSettings) =>
       history?: ReadonlyArray<TimelineEntry>
     ) =>
       Effect.gen(function*() {
-        const turn: Turn = {
-          taskId,
-          conversationId: submission.conversationId,
-          origin: submission.caller.surface,
-          channel: submission.caller.channel,
-          route: submission.route,
-          userMessageId: user.messageId,
-          assistantMessageId: reply.messageId,
-          entries: [user],
-          history,
-          live: yield* PubSub.unbounded<TurnEvent>(),
-          result: yield* Deferred.make<MessageResult>(),
-          steers: [],
-          blocks: [],
-          log: [],
-          persisted: 0,
-          dirty: false,
-          final: undefined,
-          closing: undefined,
-          phase: "setup",
-          seq: 0,
-          stopNote: undefined,
-          fiber: undefined
-        }
+        const turn = yield* Turns.make(submission, taskId, user, reply, history)
         state.running = turn
         turn.fiber = runTurn(agent.run(turn))
         return turn
@@ -173,24 +152,7 @@ export const make = (settings: TurnSettings) =>
           yield* prune(turn.conversationId, state)
         }))
 
-    const runTool = (turn: Turn, name: string, input: unknown) => {
-      switch (name) {
-        case "ask_user_question":
-          return questions.ask(turn, input)
-        case "host_control":
-          return hostControl.run(turn, input)
-        default:
-          return Option.match(packageTools, {
-            onNone: () => Effect.succeed({ status: "failed" as const, output: { error: `unknown tool ${name}` } }),
-            onSome: (tools) =>
-              tools.call(
-                { taskId: turn.taskId, conversationId: turn.conversationId, origin: turn.origin, channel: turn.channel },
-                name,
-                input
-              )
-          })
-      }
-    }
+    const runTool = Tools.runner({ askUserQuestion: questions.ask, hostControl: hostControl.run }, packageTools)
 
     const agent = Agent.make({
       store,

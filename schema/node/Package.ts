@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { PathSegment } from "../common/Text.js"
 import { refusals } from "./Errors.js"
-import { Decision, DecisionRequest } from "./Inbox.js"
+import { Decision, DecisionRequest } from "./Work.js"
 import { LookupId } from "./Instance.js"
 import { Authenticated, PersonOnly } from "./Security.js"
 import { Facet, Permission } from "../marketplace/Package.js"

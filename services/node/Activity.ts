@@ -4,7 +4,7 @@
  * state and an activity row's summary are pure functions here.
  */
 import { Context, type Effect } from "effect"
-import type { ActivityRow, WorkItem } from "../../schema/node/Inbox.js"
+import type { ActivityRow, WorkItem } from "../../schema/node/Work.js"
 import type { JobStatus } from "../../schema/node/Job.js"
 
 export interface ActivityQuery {

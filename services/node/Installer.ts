@@ -5,7 +5,7 @@
  * installs, asks the person (an approval that waits ten minutes) or refuses.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { Decision } from "../../schema/node/Inbox.js"
+import type { Decision } from "../../schema/node/Work.js"
 import type { InstallApproval, Installed, InstallRequest } from "../../schema/node/Package.js"
 import type { ApprovalError, InstallError } from "./PackageErrors.js"
 

@@ -5,7 +5,7 @@
  * MCP service. A call never fails the turn: every refusal or failure is an outcome the model reads.
  */
 import { Context, type Effect, type Option } from "effect"
-import type { Decision } from "../../schema/node/Inbox.js"
+import type { Decision } from "../../schema/node/Work.js"
 import type { RiskClass, Tool } from "../../schema/node/Manifest.js"
 import type { Channel, Surface } from "../../schema/node/Security.js"
 import type { ToolSpec } from "./ModelProvider.js"

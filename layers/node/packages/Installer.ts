@@ -6,7 +6,7 @@ import { Clock, DateTime, Duration, Effect, Either, FiberMap, Layer, Option, Sch
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import type { Decision } from "../../../schema/node/Inbox.js"
+import type { Decision } from "../../../schema/node/Work.js"
 import type { InstallApproval, Installed, InstallRequest, Listing } from "../../../schema/node/Package.js"
 import { InstallMode } from "../../../schema/node/Preferences.js"
 import {

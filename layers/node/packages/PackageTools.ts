@@ -238,15 +238,16 @@ export const make = (options: Options = {}) =>
         if (Exit.isInterrupted(exit)) return yield* Effect.interrupt
         if (Exit.isSuccess(exit)) {
           const result: ServiceToolResult = exit.value
+          const output = modelOutput(result)
           if (effectId !== undefined) {
-            yield* ledger.answer(effectId, { isError: result.isError, output: modelOutput(result) }).pipe(
+            yield* ledger.answer(effectId, { isError: result.isError, output }).pipe(
               Effect.catchAll(() => Effect.logWarning("The answer of an effect could not be recorded; it stays sent"))
             )
           }
           yield* record(context, "tool-call", entry, { status: result.isError ? "failed" : "done", effectId })
           return {
             status: result.isError ? "failed" : "done",
-            output: modelOutput(result),
+            output,
             details: {
               packageId: entry.pkg.packageId,
               risk: entry.tool.risk,
@@ -290,27 +291,26 @@ export const make = (options: Options = {}) =>
           return refusal({ outcome: "not-sent", code: "INVALID_INPUT" }, entry, { problem })
         }
         const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
-        const granted = yield* approvals.grantedFor(context.conversationId, digest)
-        const verdict = policy(
-          { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk },
-          {
-            machineTurns: yield* preference("execution.machineTurns", MachineTurns, "default"),
-            denyRules: yield* preference("execution.denyRules", DenyRules, []),
-            granted: Option.isSome(granted)
-          }
-        )
+        const step = { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk }
+        const settings = {
+          machineTurns: yield* preference("execution.machineTurns", MachineTurns, "default"),
+          denyRules: yield* preference("execution.denyRules", DenyRules, [])
+        }
+        const verdict = policy(step, { ...settings, granted: false })
         switch (verdict._tag) {
           case "Deny":
             yield* record(context, "tool-denied", entry, { rule: verdict.rule })
             return refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry)
-          case "Ask":
-            return yield* ask(context, entry, input, digest)
+          case "Ask": {
+            // Only a step that would ask looks for a grant of exactly this operation.
+            const granted = yield* approvals.grantedFor(context.conversationId, digest)
+            if (Option.isNone(granted)) return yield* ask(context, entry, input, digest)
+            // Approving one step approves nothing else: the grant is spent by this call.
+            const spent = yield* approvals.transition(granted.value.approvalId, ["granted"], "used", yield* now)
+            if (!spent) return yield* ask(context, entry, input, digest)
+            return yield* send(context, entry, input as Record<string, unknown>)
+          }
           case "Run":
-            if (Option.isSome(granted)) {
-              // Approving one step approves nothing else: the grant is spent by this call.
-              const spent = yield* approvals.transition(granted.value.approvalId, ["granted"], "used", yield* now)
-              if (!spent) return yield* ask(context, entry, input, digest)
-            }
             return yield* send(context, entry, input as Record<string, unknown>)
         }
       })

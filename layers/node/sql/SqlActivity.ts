@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect, Layer, Option, Schema } from "effect"
-import type { ActivityRow, WorkItem } from "../../../schema/node/Inbox.js"
+import type { ActivityRow, WorkItem } from "../../../schema/node/Work.js"
 import { Surface } from "../../../schema/node/Security.js"
 import { Activity, summaryOf, taskStatus } from "../../../services/node/Activity.js"
 import { Ledger } from "../../../services/node/Ledger.js"

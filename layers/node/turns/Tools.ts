@@ -1,6 +1,8 @@
 /** The node's own tools, offered to the model in every turn. */
+import { Effect, Option } from "effect"
 import type { ToolSpec } from "../../../services/node/ModelProvider.js"
-import type { CallDetails } from "../../../services/node/PackageTools.js"
+import type { CallDetails, PackageTools } from "../../../services/node/PackageTools.js"
+import type { Turn } from "./Turn.js"
 
 export interface ToolOutcome {
   readonly status: "done" | "failed"
@@ -40,3 +42,30 @@ export const tools: ReadonlyArray<ToolSpec> = [
     }
   }
 ]
+
+/**
+ * Runs a tool call of the model: the node's own tools by name, every other name as an installed package's tool
+ * (an engine without packages answers that the tool is unknown).
+ */
+export const runner = (own: {
+  readonly askUserQuestion: (turn: Turn, input: unknown) => Effect.Effect<ToolOutcome>
+  readonly hostControl: (turn: Turn, input: unknown) => Effect.Effect<ToolOutcome>
+}, packageTools: Option.Option<PackageTools["Type"]>) =>
+(turn: Turn, name: string, input: unknown): Effect.Effect<ToolOutcome> => {
+  switch (name) {
+    case "ask_user_question":
+      return own.askUserQuestion(turn, input)
+    case "host_control":
+      return own.hostControl(turn, input)
+    default:
+      return Option.match(packageTools, {
+        onNone: () => Effect.succeed({ status: "failed" as const, output: { error: `unknown tool ${name}` } }),
+        onSome: (tools) =>
+          tools.call(
+            { taskId: turn.taskId, conversationId: turn.conversationId, origin: turn.origin, channel: turn.channel },
+            name,
+            input
+          )
+      })
+  }
+}

@@ -3,11 +3,11 @@
  * its log and reply; followers read the log once, then take live events from
  * the turn's PubSub, so a late joiner misses nothing and sees nothing twice.
  */
-import { Channel, Chunk, type Deferred, Effect, type Fiber, Option, PubSub, Queue, Scope, Stream } from "effect"
+import { Channel, Chunk, Deferred, Effect, type Fiber, Option, PubSub, Queue, Scope, Stream } from "effect"
 import type { Block, MessageResult, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel as InputChannel, Surface } from "../../../schema/node/Security.js"
 import type { Phase, Route } from "../../../services/node/Steering.js"
-import type { TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
+import type { Submission, TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
 
 export type Status = "complete" | "stopped" | "failed"
 
@@ -45,6 +45,41 @@ export interface Turn {
   stopNote: string | undefined
   fiber: Fiber.RuntimeFiber<void> | undefined
 }
+
+/** A turn about to run: its user message and reply stored, nothing said yet. */
+export const make = (
+  submission: Submission,
+  taskId: string,
+  user: TimelineEntry,
+  reply: TimelineEntry,
+  history: ReadonlyArray<TimelineEntry> | undefined
+): Effect.Effect<Turn> =>
+  Effect.gen(function*() {
+    return {
+      taskId,
+      conversationId: submission.conversationId,
+      origin: submission.caller.surface,
+      channel: submission.caller.channel,
+      route: submission.route,
+      userMessageId: user.messageId,
+      assistantMessageId: reply.messageId,
+      entries: [user],
+      history,
+      live: yield* PubSub.unbounded<TurnEvent>(),
+      result: yield* Deferred.make<MessageResult>(),
+      steers: [],
+      blocks: [],
+      log: [],
+      persisted: 0,
+      dirty: false,
+      final: undefined,
+      closing: undefined,
+      phase: "setup",
+      seq: 0,
+      stopNote: undefined,
+      fiber: undefined
+    }
+  })
 
 /** Appends an event to the log and hands it to the live followers, synchronously: the hot path of a delta. */
 export const publish = (turn: Turn, event: TurnEvent): void => {

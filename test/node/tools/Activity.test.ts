@@ -10,9 +10,9 @@ import { type TaskRow, taskStatus } from "../../../services/node/Activity.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import { conversation, send, typedClient } from "../../support/NodeFixtures.js"
-import { install, probeCopy, setPreference } from "./Fixtures.js"
+import { install, probeCopy, probeTool, setPreference } from "./Fixtures.js"
 
-const tool = (name: string, input: unknown) => ({ tool: { name: `probe-service__${name}`, input } })
+const tool = probeTool
 
 const script: ScriptInput = {
   rules: [

@@ -14,6 +14,9 @@ import { probeFolder } from "../services/fixtures/Services.js"
 
 export const probeId = "@clark-tests/probe-service"
 
+/** A scripted model's step calling one of the probe's tools by its model-facing name. */
+export const probeTool = (name: string, input: unknown) => ({ tool: { name: `probe-service__${name}`, input } })
+
 /**
  * A copy of the probe package, as an installable package: its server bundled with the SDK into its entry (a
  * package in the node's cache has no node_modules). `risks` changes the risk class of named tools.

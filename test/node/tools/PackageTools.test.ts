@@ -12,9 +12,9 @@ import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import { makeReadOnly } from "../../support/Ledgers.js"
 import { conversation, eventually, query, send, timeline, typedClient, wire } from "../../support/NodeFixtures.js"
-import { install, ledgerRows, probeCopy, probeId, setPreference } from "./Fixtures.js"
+import { install, ledgerRows, probeCopy, probeId, probeTool, setPreference } from "./Fixtures.js"
 
-const tool = (name: string, input: unknown) => ({ tool: { name: `probe-service__${name}`, input } })
+const tool = probeTool
 
 const script: ScriptInput = {
   rules: [
