@@ -21,6 +21,7 @@ import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStor
 import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
 import * as SqlTaskApprovals from "../../layers/node/sql/SqlTaskApprovals.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
+import * as SqlWidgetInstances from "../../layers/node/sql/SqlWidgetInstances.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
@@ -74,6 +75,7 @@ export const ServicesLive = (options: NodeOptions) => {
     SqlArtifactStore.layer({ dataDir: options.dataDir }),
     SqlPackageRecords.layer,
     SqlTaskApprovals.layer,
+    SqlWidgetInstances.layer,
     // Its own file with synchronous commits; the main database only for the notices of unknown effects.
     SqlLedger.layer(options.dataDir)
   ).pipe(Layer.provideMerge(database))
