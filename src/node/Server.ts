@@ -23,6 +23,8 @@ import * as SqlTaskApprovals from "../../layers/node/sql/SqlTaskApprovals.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import * as SqlWidgetInstances from "../../layers/node/sql/SqlWidgetInstances.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
+import * as BackgroundWorkLive from "../../layers/node/BackgroundWork.js"
+import * as InboxLayer from "../../layers/node/Inbox.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
@@ -41,6 +43,7 @@ import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { WorkLive } from "./handlers/Work.js"
+import { InboxLive } from "./handlers/Inbox.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
 import { createServer } from "./http/ClientError.js"
 import { ErrorMappingLive } from "./http/ErrorMapping.js"
@@ -174,7 +177,13 @@ export const ServicesLive = (options: NodeOptions) => {
       })
   ).pipe(Layer.provide(credentials))
   const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
-  return Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  // The inbox acts through the engine, background work and the installer.
+  const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer))
+  return inbox.pipe(
+    Layer.provideMerge(Layer.mergeAll(engine, packages, credentials)),
+    Layer.provideMerge(tools),
+    Layer.provideMerge(base)
+  )
 }
 
 export const ApiLive = (
@@ -191,6 +200,7 @@ export const ApiLive = (
       PreferencesLive,
       PackagesLive,
       WorkLive,
+      InboxLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

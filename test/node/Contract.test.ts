@@ -314,6 +314,13 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
     handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
+    handlers
+      .handle("inbox", unbuilt)
+      .handle("skipVersion", unbuilt)
+      .handle("unskipVersion", unbuilt)
+      .handle("removeSkippedVersion", unbuilt)
+      .handle("noticeAction", unbuilt)),
   // Built in src/node/handlers/Work.ts (reconcile); its other routes still answer 501 there too.
   HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     handlers

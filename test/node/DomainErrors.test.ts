@@ -59,6 +59,23 @@ import {
   ServiceToolNotOffered,
   ServiceUnreachable
 } from "../../services/node/ServiceErrors.js"
+import {
+  ActionInProgress,
+  ActionNotOffered,
+  ActionUnavailable,
+  AlreadyRetried,
+  BackgroundBusy,
+  NotAnUpdate,
+  NoticeNotFound,
+  SkippedVersionNotFound,
+  SnoozeInvalid,
+  SurfaceOnlyAction,
+  UndoExpired,
+  UnknownNoticeAction,
+  WorkNotFound,
+  WorkNotRetryable,
+  WorkNotRunning
+} from "../../services/node/InboxErrors.js"
 import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
 import { SecretNameReserved, SecretStoreUnavailable } from "../../services/node/SecretErrors.js"
 import {
@@ -200,6 +217,26 @@ const rows: ReadonlyArray<Row> = [
   [new LedgerUnavailable({ operation: "record", detail: "SqliteError: attempt to write a readonly database" }), 503, "LEDGER_UNAVAILABLE", {}],
   [new EffectNotFound({ effectId: "eff_1" }), 404, "RESOURCE_NOT_FOUND", {}],
   [new EffectNotUnknown({ effectId: "eff_1", status: "confirmed" }), 409, "EFFECT_NOT_UNKNOWN", { status: "confirmed" }],
+  [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
+  [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
+  [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new ActionNotOffered({ noticeId: "ntc_1", action: "retry" }), 409, "ACTION_NOT_OFFERED", { action: "retry" }],
+  [
+    new ActionUnavailable({ noticeId: "ntc_1", action: "update", reason: "package-gone" }),
+    409,
+    "ACTION_UNAVAILABLE",
+    { action: "update", unavailable: "package-gone" }
+  ],
+  [new ActionInProgress({ noticeId: "ntc_1", action: "update" }), 409, "ACTION_IN_PROGRESS", { action: "update" }],
+  [new UndoExpired({ noticeId: "ntc_1", dismissedAt: "2026-01-01T00:00:00.000Z" }), 409, "UNDO_EXPIRED", { dismissedAt: "2026-01-01T00:00:00.000Z" }],
+  [new SnoozeInvalid({ problem: "too-far" }), 400, "INVALID_INPUT", { field: "until", reason: "too-far" }],
+  [new NotAnUpdate({ noticeId: "ntc_1", kind: "question-expired" }), 409, "NOT_AN_UPDATE", {}],
+  [new SkippedVersionNotFound({ kind: "package", name: "p", version: "1.0.0" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new WorkNotFound({ workId: "task_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new AlreadyRetried({ workId: "task_1", retriedAs: "task_2" }), 409, "ALREADY_RETRIED", { retriedAs: "task_2" }],
+  [new WorkNotRetryable({ workId: "task_1", status: "completed" }), 409, "WORK_NOT_RETRYABLE", { status: "completed" }],
+  [new BackgroundBusy({ reason: "conversation-busy" }), 429, "BACKGROUND_BUSY", { reason: "conversation-busy" }],
+  [new WorkNotRunning({ workId: "task_1", status: "completed" }), 409, "JOB_NOT_RUNNING", { status: "completed" }],
   [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
 ]
 
@@ -274,6 +311,21 @@ describe("toNodeError", () => {
       LedgerUnavailable: true,
       EffectNotFound: true,
       EffectNotUnknown: true,
+      UnknownNoticeAction: true,
+      SurfaceOnlyAction: true,
+      NoticeNotFound: true,
+      ActionNotOffered: true,
+      ActionUnavailable: true,
+      ActionInProgress: true,
+      UndoExpired: true,
+      SnoozeInvalid: true,
+      NotAnUpdate: true,
+      SkippedVersionNotFound: true,
+      WorkNotFound: true,
+      AlreadyRetried: true,
+      WorkNotRetryable: true,
+      BackgroundBusy: true,
+      WorkNotRunning: true,
       NotImplementedYet: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))

@@ -38,14 +38,6 @@ export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtif
 export const ArtifactsPending = HttpApiBuilder.group(NodeApi, "artifacts", (handlers) =>
   handlers.handle("get", notYet).handle("content", notYet).handle("export", notYet))
 
-export const InboxPending = HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
-  handlers
-    .handle("inbox", notYet)
-    .handle("skipVersion", notYet)
-    .handle("unskipVersion", notYet)
-    .handle("removeSkippedVersion", notYet)
-    .handle("noticeAction", notYet))
-
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
     .handle("themes", notYet)
@@ -66,7 +58,6 @@ export const PendingGroupsLive = Layer.mergeAll(
   WidgetsPending,
   WidgetArtifactsPending,
   ArtifactsPending,
-  InboxPending,
   ThemesPending,
   AppIntentsPending
 )

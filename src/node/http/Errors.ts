@@ -15,6 +15,7 @@ import type { ConversationError } from "../../../services/node/ConversationError
 import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
 import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
+import type { InboxError } from "../../../services/node/InboxErrors.js"
 import type { LedgerError } from "../../../services/node/LedgerErrors.js"
 import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
 import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
@@ -35,6 +36,7 @@ export type NodeDomainError =
   | ServiceCallError
   | LedgerError
   | ConnectionStartError
+  | InboxError
   | NotImplementedYet
 
 /** At most this many characters of anything a client sent appear in a message. */
@@ -242,6 +244,38 @@ const mapping: Mapping = {
     refuse("EFFECT_NOT_UNKNOWN", `The effect ${quote(e.effectId)} is not waiting for an answer (${e.status})`, {
       status: e.status
     }),
+  // The inbox and background work (docs/decisions.md, "Inbox and background work")
+  UnknownNoticeAction: (e) =>
+    refuse("UNKNOWN_ACTION", `${quote(e.given)} is not a notice action (names are read as written, never decoded)`),
+  SurfaceOnlyAction: (e) => refuse("SURFACE_ACTION", `${quote(e.action)} is done by the app itself`, { action: e.action }),
+  NoticeNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No notice ${quote(e.noticeId)}`),
+  ActionNotOffered: (e) => refuse("ACTION_NOT_OFFERED", `The notice does not offer ${e.action} now`, { action: e.action }),
+  ActionUnavailable: (e) =>
+    refuse("ACTION_UNAVAILABLE", `The notice lists ${e.action}, but it cannot be taken (${e.reason})`, {
+      action: e.action,
+      unavailable: e.reason
+    }),
+  ActionInProgress: (e) => refuse("ACTION_IN_PROGRESS", `The notice's ${e.action} is already under way`, { action: e.action }),
+  UndoExpired: (e) =>
+    refuse("UNDO_EXPIRED", "A dismissed notice can be restored for five minutes only", { dismissedAt: e.dismissedAt }),
+  SnoozeInvalid: (e) =>
+    refuse("INVALID_INPUT", {
+      missing: "snooze needs until, an ISO instant",
+      past: "until must lie ahead",
+      "too-far": "until must be at most 30 days ahead"
+    }[e.problem], { field: "until", reason: e.problem }),
+  NotAnUpdate: (e) => refuse("NOT_AN_UPDATE", `The notice is not an update (${e.kind})`),
+  SkippedVersionNotFound: (e) =>
+    refuse("RESOURCE_NOT_FOUND", `No skipped version ${quote(`${e.kind}/${e.name}@${e.version}`)}`),
+  WorkNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No work ${quote(e.workId)}`),
+  AlreadyRetried: (e) => refuse("ALREADY_RETRIED", "This work was already retried", { retriedAs: e.retriedAs }),
+  WorkNotRetryable: (e) =>
+    refuse("WORK_NOT_RETRYABLE", `Only failed, stopped or cut-off work can be retried (this is ${e.status})`, {
+      status: e.status
+    }),
+  BackgroundBusy: (e) =>
+    refuse("BACKGROUND_BUSY", "The node cannot take this work now; it stays retryable", { reason: e.reason }),
+  WorkNotRunning: (e) => refuse("JOB_NOT_RUNNING", `The work is not running (${e.status})`, { status: e.status }),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }
