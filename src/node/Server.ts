@@ -132,7 +132,7 @@ export const ServicesLive = (options: NodeOptions) => {
   const registry = onFirstUse(
     RegistryPackages,
     () =>
-      import("../../layers/node/registry/HttpRegistryPackages.js").then((HttpRegistryPackages) =>
+      import("../../layers/registry/HttpRegistryPackages.js").then((HttpRegistryPackages) =>
         (options.registryUrl === undefined
           ? HttpRegistryPackages.layerNode({ tufCachePath: path.join(options.dataDir, "sigstore-tuf") })
           : HttpRegistryPackages.layerNodeWith(options.registryUrl, {
