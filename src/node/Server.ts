@@ -22,6 +22,8 @@ import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js
 import * as SqlTaskApprovals from "../../layers/node/sql/SqlTaskApprovals.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
+import * as ConversationActivityLive from "../../layers/node/ConversationActivity.js"
+import * as SqlDeletions from "../../layers/node/sql/SqlDeletions.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
@@ -34,6 +36,7 @@ import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
+import { DeletionLive } from "./handlers/Deletion.js"
 import { MapsLive } from "./handlers/Maps.js"
 import { PackagesLive } from "./handlers/Packages.js"
 import { PendingGroupsLive } from "./handlers/Pending.js"
@@ -172,7 +175,13 @@ export const ServicesLive = (options: NodeOptions) => {
       })
   ).pipe(Layer.provide(credentials))
   const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
-  return Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  const core = Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  // Conversation deletion asks what still runs there (ConversationActivity: jobs and widget actions add theirs).
+  const deletions = SqlDeletions.layer({ dataDir: options.dataDir }).pipe(
+    Layer.provide(ConversationActivityLive.layer()),
+    Layer.provide(core)
+  )
+  return Layer.merge(deletions, core)
 }
 
 export const ApiLive = (
@@ -189,6 +198,7 @@ export const ApiLive = (
       PreferencesLive,
       PackagesLive,
       WorkLive,
+      DeletionLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

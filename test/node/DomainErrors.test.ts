@@ -27,7 +27,7 @@ import {
   PackageNotInstalled,
   TileKeyConsumer
 } from "../../services/node/CredentialErrors.js"
-import { DeletionRefused } from "../../services/node/DeletionErrors.js"
+import { ConfirmationNotFound, DeletionPermitInvalid, DeletionRefused } from "../../services/node/DeletionErrors.js"
 import {
   ApprovalAlreadyDecided,
   ApprovalExpired,
@@ -143,6 +143,13 @@ const rows: ReadonlyArray<Row> = [
     "CONVERSATION_BUSY",
     { deleted: false, decision: { kind: "refused", say: "A reply is still being written" } }
   ],
+  [
+    new DeletionPermitInvalid({ reason: "expired", say: "That deletion permit expired." }),
+    409,
+    "DELETION_PERMIT_INVALID",
+    { deleted: false, decision: { kind: "refused", say: "That deletion permit expired." }, reason: "expired" }
+  ],
+  [new ConfirmationNotFound(), 404, "RESOURCE_NOT_FOUND", {}],
   // Packages
   [new LocalSourceUnreadable({ reason: "link", path: "a/b" }), 400, "LOCAL_SOURCE_UNREADABLE", { reason: "link", path: "a/b" }],
   [
@@ -246,6 +253,8 @@ describe("toNodeError", () => {
       CallbackHostInvalid: true,
       PreferenceInvalid: true,
       DeletionRefused: true,
+      DeletionPermitInvalid: true,
+      ConfirmationNotFound: true,
       LocalSourceUnreadable: true,
       ManifestInvalid: true,
       ManifestVersionUnsupported: true,

@@ -13,7 +13,7 @@ import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
-import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
+import type { DeletionError } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
 import type { LedgerError } from "../../../services/node/LedgerErrors.js"
 import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
@@ -30,7 +30,7 @@ export type NodeDomainError =
   | TileError
   | SecretError
   | PreferenceInvalid
-  | DeletionRefused
+  | DeletionError
   | ApprovalError
   | ServiceCallError
   | LedgerError
@@ -174,6 +174,14 @@ const mapping: Mapping = {
       deleted: false,
       decision: { kind: "refused", say: e.say }
     }),
+  DeletionPermitInvalid: (e) =>
+    refuse("DELETION_PERMIT_INVALID", `The deletion permit cannot be used (${e.reason}); nothing was deleted`, {
+      deleted: false,
+      decision: { kind: "refused", say: e.say },
+      reason: e.reason
+    }),
+  ConfirmationNotFound: () =>
+    refuse("RESOURCE_NOT_FOUND", "No confirmation is waiting under that token (never issued, answered or expired)"),
   // Packages: reading, installing, approvals
   LocalSourceUnreadable: (e) =>
     refuse("LOCAL_SOURCE_UNREADABLE", unreadableMessages[e.reason], {
