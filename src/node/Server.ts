@@ -36,6 +36,7 @@ import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
+import { AppIntentsLive } from "./handlers/AppIntents.js"
 import { DeletionLive } from "./handlers/Deletion.js"
 import { MapsLive } from "./handlers/Maps.js"
 import { PackagesLive } from "./handlers/Packages.js"
@@ -199,6 +200,7 @@ export const ApiLive = (
       PackagesLive,
       WorkLive,
       DeletionLive,
+      AppIntentsLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

@@ -27,6 +27,7 @@ import {
   PackageNotInstalled,
   TileKeyConsumer
 } from "../../services/node/CredentialErrors.js"
+import { ThemeNotAvailable } from "../../services/node/AppIntentErrors.js"
 import { ConfirmationNotFound, DeletionPermitInvalid, DeletionRefused } from "../../services/node/DeletionErrors.js"
 import {
   ApprovalAlreadyDecided,
@@ -150,6 +151,12 @@ const rows: ReadonlyArray<Row> = [
     { deleted: false, decision: { kind: "refused", say: "That deletion permit expired." }, reason: "expired" }
   ],
   [new ConfirmationNotFound(), 404, "RESOURCE_NOT_FOUND", {}],
+  [
+    new ThemeNotAvailable({ themeRef: "package:x#y", code: "THEME_NOT_INSTALLED", reason: "x is not installed" }),
+    409,
+    "THEME_NOT_INSTALLED",
+    {}
+  ],
   // Packages
   [new LocalSourceUnreadable({ reason: "link", path: "a/b" }), 400, "LOCAL_SOURCE_UNREADABLE", { reason: "link", path: "a/b" }],
   [
@@ -255,6 +262,7 @@ describe("toNodeError", () => {
       DeletionRefused: true,
       DeletionPermitInvalid: true,
       ConfirmationNotFound: true,
+      ThemeNotAvailable: true,
       LocalSourceUnreadable: true,
       ManifestInvalid: true,
       ManifestVersionUnsupported: true,

@@ -53,9 +53,6 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
     .handle("setFont", notYet)
     .handle("setCodeFont", notYet))
 
-export const AppIntentsPending = HttpApiBuilder.group(NodeApi, "appIntents", (handlers) =>
-  handlers.handle("perform", notYet))
-
 /** Every group declared but not built yet. */
 export const PendingGroupsLive = Layer.mergeAll(
   ComposerPending,
@@ -63,6 +60,5 @@ export const PendingGroupsLive = Layer.mergeAll(
   WidgetArtifactsPending,
   ArtifactsPending,
   InboxPending,
-  ThemesPending,
-  AppIntentsPending
+  ThemesPending
 )

@@ -11,6 +11,7 @@ import { Effect, Match } from "effect"
 import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
+import type { ThemeNotAvailable } from "../../../services/node/AppIntentErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
 import type { DeletionError } from "../../../services/node/DeletionErrors.js"
@@ -31,6 +32,7 @@ export type NodeDomainError =
   | SecretError
   | PreferenceInvalid
   | DeletionError
+  | ThemeNotAvailable
   | ApprovalError
   | ServiceCallError
   | LedgerError
@@ -180,6 +182,8 @@ const mapping: Mapping = {
       decision: { kind: "refused", say: e.say },
       reason: e.reason
     }),
+  // App intents: a theme that cannot be drawn, under its own THEME_* code
+  ThemeNotAvailable: (e) => refuse(e.code, `The theme ${quote(e.themeRef)} cannot be used: ${e.reason}; nothing was stored`),
   ConfirmationNotFound: () =>
     refuse("RESOURCE_NOT_FOUND", "No confirmation is waiting under that token (never issued, answered or expired)"),
   // Packages: reading, installing, approvals
