@@ -25,6 +25,8 @@ import * as SqlWidgetInstances from "../../layers/node/sql/SqlWidgetInstances.js
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import * as BackgroundWorkLive from "../../layers/node/BackgroundWork.js"
 import * as InboxLayer from "../../layers/node/Inbox.js"
+import * as ConversationActivityLive from "../../layers/node/ConversationActivity.js"
+import * as SqlDeletions from "../../layers/node/sql/SqlDeletions.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
@@ -37,6 +39,8 @@ import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
+import { AppIntentsLive } from "./handlers/AppIntents.js"
+import { DeletionLive } from "./handlers/Deletion.js"
 import { MapsLive } from "./handlers/Maps.js"
 import { PackagesLive } from "./handlers/Packages.js"
 import { PendingGroupsLive } from "./handlers/Pending.js"
@@ -177,13 +181,15 @@ export const ServicesLive = (options: NodeOptions) => {
       })
   ).pipe(Layer.provide(credentials))
   const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
+  const core = Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
   // The inbox acts through the engine, background work and the installer.
-  const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer))
-  return inbox.pipe(
-    Layer.provideMerge(Layer.mergeAll(engine, packages, credentials)),
-    Layer.provideMerge(tools),
-    Layer.provideMerge(base)
+  const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
+  // Conversation deletion asks what still runs there (ConversationActivity: jobs and widget actions add theirs).
+  const deletions = SqlDeletions.layer({ dataDir: options.dataDir }).pipe(
+    Layer.provide(ConversationActivityLive.layer()),
+    Layer.provide(core)
   )
+  return Layer.mergeAll(inbox, deletions, core)
 }
 
 export const ApiLive = (
@@ -201,6 +207,8 @@ export const ApiLive = (
       PackagesLive,
       WorkLive,
       InboxLive,
+      DeletionLive,
+      AppIntentsLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

@@ -290,6 +290,8 @@ const DeclaredGroupsStub = Layer.mergeAll(
   HttpApiBuilder.group(NodeApi, "questions", (handlers) =>
     handlers.handle("answer", unbuilt).handle("cancel", unbuilt).handle("askAgain", unbuilt)),
   HttpApiBuilder.group(NodeApi, "hostControl", (handlers) => handlers.handle("answer", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "deletion", (handlers) => handlers.handle("delete", unbuilt).handle("confirm", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "appIntents", (handlers) => handlers.handle("perform", unbuilt)),
   HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
     handlers
       .handle("setTilePolicy", unbuilt)

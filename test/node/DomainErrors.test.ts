@@ -27,7 +27,8 @@ import {
   PackageNotInstalled,
   TileKeyConsumer
 } from "../../services/node/CredentialErrors.js"
-import { DeletionRefused } from "../../services/node/DeletionErrors.js"
+import { ThemeNotAvailable } from "../../services/node/AppIntentErrors.js"
+import { ConfirmationNotFound, DeletionPermitInvalid, DeletionRefused } from "../../services/node/DeletionErrors.js"
 import {
   ApprovalAlreadyDecided,
   ApprovalExpired,
@@ -160,6 +161,19 @@ const rows: ReadonlyArray<Row> = [
     "CONVERSATION_BUSY",
     { deleted: false, decision: { kind: "refused", say: "A reply is still being written" } }
   ],
+  [
+    new DeletionPermitInvalid({ reason: "expired", say: "That deletion permit expired." }),
+    409,
+    "DELETION_PERMIT_INVALID",
+    { deleted: false, decision: { kind: "refused", say: "That deletion permit expired." }, reason: "expired" }
+  ],
+  [new ConfirmationNotFound(), 404, "RESOURCE_NOT_FOUND", {}],
+  [
+    new ThemeNotAvailable({ themeRef: "package:x#y", code: "THEME_NOT_INSTALLED", reason: "x is not installed" }),
+    409,
+    "THEME_NOT_INSTALLED",
+    {}
+  ],
   // Packages
   [new LocalSourceUnreadable({ reason: "link", path: "a/b" }), 400, "LOCAL_SOURCE_UNREADABLE", { reason: "link", path: "a/b" }],
   [
@@ -283,6 +297,9 @@ describe("toNodeError", () => {
       CallbackHostInvalid: true,
       PreferenceInvalid: true,
       DeletionRefused: true,
+      DeletionPermitInvalid: true,
+      ConfirmationNotFound: true,
+      ThemeNotAvailable: true,
       LocalSourceUnreadable: true,
       ManifestInvalid: true,
       ManifestVersionUnsupported: true,

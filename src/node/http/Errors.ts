@@ -11,9 +11,10 @@ import { Effect, Match } from "effect"
 import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
+import type { ThemeNotAvailable } from "../../../services/node/AppIntentErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
-import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
+import type { DeletionError } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
 import type { InboxError } from "../../../services/node/InboxErrors.js"
 import type { LedgerError } from "../../../services/node/LedgerErrors.js"
@@ -31,7 +32,8 @@ export type NodeDomainError =
   | TileError
   | SecretError
   | PreferenceInvalid
-  | DeletionRefused
+  | DeletionError
+  | ThemeNotAvailable
   | ApprovalError
   | ServiceCallError
   | LedgerError
@@ -176,6 +178,16 @@ const mapping: Mapping = {
       deleted: false,
       decision: { kind: "refused", say: e.say }
     }),
+  DeletionPermitInvalid: (e) =>
+    refuse("DELETION_PERMIT_INVALID", `The deletion permit cannot be used (${e.reason}); nothing was deleted`, {
+      deleted: false,
+      decision: { kind: "refused", say: e.say },
+      reason: e.reason
+    }),
+  // App intents: a theme that cannot be drawn, under its own THEME_* code
+  ThemeNotAvailable: (e) => refuse(e.code, `The theme ${quote(e.themeRef)} cannot be used: ${e.reason}; nothing was stored`),
+  ConfirmationNotFound: () =>
+    refuse("RESOURCE_NOT_FOUND", "No confirmation is waiting under that token (never issued, answered or expired)"),
   // Packages: reading, installing, approvals
   LocalSourceUnreadable: (e) =>
     refuse("LOCAL_SOURCE_UNREADABLE", unreadableMessages[e.reason], {
