@@ -10,6 +10,7 @@ import artifacts from "./migrations/0003_artifacts.js"
 import packages from "./migrations/0004_packages.js"
 import connectionStates from "./migrations/0005_connection_states.js"
 import taskApprovals from "./migrations/0006_task_approvals.js"
+import artifactWrites from "./migrations/0009_artifact_writes.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
@@ -17,7 +18,8 @@ const loader = Migrator.fromRecord({
   "0003_artifacts": artifacts,
   "0004_packages": packages,
   "0005_connection_states": connectionStates,
-  "0006_task_approvals": taskApprovals
+  "0006_task_approvals": taskApprovals,
+  "0009_artifact_writes": artifactWrites
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
