@@ -1,38 +1,59 @@
 /**
  * ArtifactStore on the node's SQLite database, bytes in files beside it.
  *
- * A file is written first (temporary name, fsync, rename, fsync of the
- * directory), then its row is inserted in a transaction that checks the
- * conversation and the quota again; a refusal removes the file. A crash can
- * therefore leave only a file without a row, never a row without its bytes;
- * the sweep at start removes such files and any temporary file.
+ * Bytes reach the disk (synced) before the row that counts them: a file written whole is renamed into place
+ * and then inserted, a chunk is written at the file's end and then the row's size moves. A crash can therefore
+ * leave only bytes no row knows of, never a row without its bytes; the sweep at start removes files without a
+ * row and cuts an unfinished file back to the size its row acknowledged.
+ *
+ * Every change runs under one permit, so the checks of a write (where the file ends, the widget's 128 MiB,
+ * the 1 GiB share) and the write itself are one step for concurrent requests.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option } from "effect"
+import { Clock, DateTime, Effect, Layer, Option, Schedule } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { type ArtifactKind, type ArtifactState, maxArtifactBytes } from "../../../schema/node/Artifact.js"
+import {
+  type ArtifactKind,
+  type ArtifactState,
+  maxArtifactBytes,
+  maxInstanceStorageBytes
+} from "../../../schema/node/Artifact.js"
 import { makeId } from "../../../services/common/Ids.js"
+import {
+  ArtifactNotCreator,
+  ArtifactNotFinalized,
+  ArtifactNotFound,
+  ArtifactStorageFull,
+  ArtifactWriteRefused
+} from "../../../services/node/ArtifactErrors.js"
+import { grantHolds, grantMillis, removalAt, sanitizeName } from "../../../services/node/ArtifactRules.js"
 import {
   ArtifactQuotaExceeded,
   ArtifactStore,
   ArtifactTooLarge,
+  attachmentRef,
   ConversationNotFound,
   defaultQuotaBytes,
-  type StoredArtifact
+  type StoredArtifact,
+  type WidgetOwner
 } from "../../../services/node/ArtifactStore.js"
+import { createEmpty, cutBackTo, inspect, inspectBytes, isTemporary, readRange, writeAt, writeDurably } from "./ArtifactFiles.js"
 
 export interface Options {
   readonly dataDir: string
   /** Storage for all conversation artifacts together; default 1 GiB. */
   readonly quotaBytes?: number | undefined
+  /** Storage of one widget's own files; default 128 MiB. */
+  readonly instanceQuotaBytes?: number | undefined
 }
 
 /** Where the bytes live. Every name in it is an artifact id, or a temporary file while one is written. */
 export const artifactsDir = (dataDir: string) => path.join(dataDir, "artifacts")
 
-const temporarySuffix = ".tmp"
+/** How often unfinished files past their 24 hours are looked for (a read of one removes it at once anyway). */
+const sweepEvery = "10 minutes"
 
 type Row = Record<string, unknown>
 
@@ -45,64 +66,63 @@ const toArtifact = (row: Row): StoredArtifact => ({
   sizeBytes: Number(row.sizeBytes),
   sha256: String(row.sha256 ?? ""),
   state: String(row.state) as ArtifactState,
-  createdAt: String(row.createdAt)
+  createdAt: String(row.createdAt),
+  instanceId: row.instanceId === null || row.instanceId === undefined ? null : String(row.instanceId),
+  packageId: row.packageId === null || row.packageId === undefined ? null : String(row.packageId),
+  writtenAt: String(row.writtenAt ?? row.updatedAt)
 })
 
-/** Writes the bytes under their final name so that a crash leaves either nothing or the whole file. */
-const writeDurably = (dir: string, id: string, bytes: Uint8Array) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => path.join(dir, `.${id}${temporarySuffix}`)),
-    (temporary) =>
-      Effect.promise(async () => {
-        const handle = await fs.open(temporary, "wx", 0o600)
-        try {
-          await handle.writeFile(bytes)
-          await handle.sync()
-        } finally {
-          await handle.close()
-        }
-        await fs.rename(temporary, path.join(dir, id))
-        // The rename is durable only once the directory entry is.
-        const directory = await fs.open(dir, "r")
-        try {
-          await directory.sync()
-        } finally {
-          await directory.close()
-        }
-      }),
-    // After a successful rename the temporary name no longer exists.
-    (temporary) => Effect.promise(() => fs.rm(temporary, { force: true }))
-  )
+/** The widget made this file. */
+const madeBy = (artifact: StoredArtifact, owner: WidgetOwner) =>
+  artifact.kind === "widget" && handedTo(artifact, owner)
+
+const handedTo = (artifact: StoredArtifact, owner: WidgetOwner) =>
+  artifact.conversationId === owner.conversationId && artifact.instanceId === owner.instanceId &&
+  artifact.packageId === owner.packageId
 
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const dir = artifactsDir(options.dataDir)
     const quotaBytes = options.quotaBytes ?? defaultQuotaBytes
-    const now = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
+    const instanceQuotaBytes = options.instanceQuotaBytes ?? maxInstanceStorageBytes
+    const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
     const fileOf = (id: string) => path.join(dir, id)
+    const lock = yield* Effect.makeSemaphore(1)
+    const serially = lock.withPermits(1)
 
     yield* Effect.promise(() => fs.mkdir(dir, { recursive: true, mode: 0o700 }))
 
-    // Files left by a crash between writing and inserting, by a write cut
-    // short, or by a conversation deleted (its rows cascade, its files stay).
-    const known = new Set((yield* sql<Row>`SELECT id FROM artifacts`).map((row) => String(row.id)))
-    const orphans = (yield* Effect.promise(() => fs.readdir(dir))).filter((name) => !known.has(name))
+    // Files left by a crash between writing and inserting, by a write cut short, or by a conversation deleted
+    // (its rows cascade, its files stay); unfinished files cut back to what their rows acknowledged.
+    const rows = yield* sql<Row>`SELECT id, state, size_bytes FROM artifacts`
+    const known = new Set(rows.map((row) => String(row.id)))
+    const orphans = (yield* Effect.promise(() => fs.readdir(dir))).filter((name) => isTemporary(name) || !known.has(name))
     yield* Effect.forEach(orphans, (name) => Effect.promise(() => fs.rm(path.join(dir, name), { force: true })), {
       discard: true
     })
     if (orphans.length > 0) yield* Effect.logInfo("removed artifact files without a row", { count: orphans.length })
-
-    const usedBytes = sql<Row>`SELECT COALESCE(SUM(size_bytes), 0) AS used FROM artifacts`.pipe(
-      Effect.map(([row]) => Number(row?.used ?? 0))
+    yield* Effect.forEach(
+      rows.filter((row) => row.state === "unfinished"),
+      (row) => cutBackTo(fileOf(String(row.id)), Number(row.sizeBytes)),
+      { discard: true }
     )
 
-    const conversationExists = (conversationId: string) =>
-      sql<Row>`SELECT 1 AS found FROM conversations WHERE id = ${conversationId}`.pipe(
-        Effect.map((rows) => rows.length > 0)
-      )
+    const usedBytes = Effect.orDie(
+      Effect.map(sql<Row>`SELECT COALESCE(SUM(size_bytes), 0) AS used FROM artifacts`, ([row]) => Number(row?.used ?? 0))
+    )
+    /** The widget's own files; files handed to it are not counted. */
+    const instanceBytes = (owner: WidgetOwner) =>
+      Effect.orDie(Effect.map(
+        sql<Row>`SELECT COALESCE(SUM(size_bytes), 0) AS used FROM artifacts
+          WHERE conversation_id = ${owner.conversationId} AND instance_id = ${owner.instanceId} AND kind = 'widget'`,
+        ([row]) => Number(row?.used ?? 0)
+      ))
 
-    /** The checks made before writing (to spare the disk) and again inside the insert's transaction. */
+    const conversationExists = (conversationId: string) =>
+      Effect.orDie(Effect.map(sql<Row>`SELECT 1 AS found FROM conversations WHERE id = ${conversationId}`, (r) => r.length > 0))
+
+    /** The checks made before writing a whole file (to spare the disk) and again inside the insert's transaction. */
     const admit = (conversationId: string, sizeBytes: number) =>
       Effect.gen(function*() {
         if (!(yield* conversationExists(conversationId))) {
@@ -114,65 +134,66 @@ export const make = (options: Options) =>
         }
       })
 
+    const removeFile = (id: string) => Effect.promise(() => fs.rm(fileOf(id), { force: true }))
+
+    /** Deletes the row (its attachment cascades), then the bytes. */
+    const remove = (id: string) => Effect.zipRight(Effect.orDie(sql`DELETE FROM artifacts WHERE id = ${id}`), removeFile(id))
+
+    const fetchRow = (artifactId: string) =>
+      Effect.orDie(Effect.map(sql<Row>`SELECT * FROM artifacts WHERE id = ${artifactId}`, ([row]) =>
+        Option.map(Option.fromNullable(row), toArtifact)))
+
+    /** The row, unless it is an unfinished file past its 24 hours: that one is removed now. */
+    const current = (artifactId: string) =>
+      Effect.gen(function*() {
+        const found = yield* fetchRow(artifactId)
+        if (Option.isNone(found) || found.value.state !== "unfinished") return found
+        if ((yield* Clock.currentTimeMillis) < removalAt(found.value.writtenAt)) return found
+        // Not under the permit: callers holding it come here too, and removing twice is harmless.
+        yield* remove(artifactId)
+        return Option.none<StoredArtifact>()
+      })
+
+    /** Inserts a finalized file written whole; on any failure no file stays without its row. */
+    const insertWhole = <E>(
+      fields: Omit<StoredArtifact, "artifactId" | "sha256" | "state" | "createdAt" | "writtenAt" | "sizeBytes">,
+      bytes: Uint8Array,
+      admitted: Effect.Effect<void, E>
+    ) =>
+      Effect.gen(function*() {
+        const id = yield* makeId("art")
+        const sha256 = createHash("sha256").update(bytes).digest("hex")
+        yield* writeDurably(dir, id, bytes)
+        const at = yield* nowIso
+        const artifact: StoredArtifact = {
+          ...fields,
+          artifactId: id,
+          sizeBytes: bytes.byteLength,
+          sha256,
+          state: "finalized",
+          createdAt: at,
+          writtenAt: at
+        }
+        yield* sql.withTransaction(Effect.zipRight(admitted, sql`INSERT INTO artifacts ${sql.insert(rowOf(artifact))}`))
+          .pipe(Effect.catchTag("SqlError", Effect.die), Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : removeFile(id)))
+        return artifact
+      })
+
     const create: ArtifactStore["Type"]["create"] = (input) =>
       Effect.gen(function*() {
         const sizeBytes = input.bytes.byteLength
         if (sizeBytes > maxArtifactBytes) {
           return yield* Effect.fail(new ArtifactTooLarge({ sizeBytes, maxBytes: maxArtifactBytes }))
         }
-        yield* admit(input.conversationId, sizeBytes).pipe(Effect.catchTag("SqlError", Effect.die))
-        const id = yield* makeId("art")
-        const sha256 = createHash("sha256").update(input.bytes).digest("hex")
-        yield* writeDurably(dir, id, input.bytes)
-        const at = yield* now
-        const artifact: StoredArtifact = {
-          artifactId: id,
-          conversationId: input.conversationId,
-          kind: input.kind,
-          mimeType: input.mimeType,
-          name: input.name,
-          sizeBytes,
-          sha256,
-          state: "finalized",
-          createdAt: at
-        }
-        yield* sql.withTransaction(
-          Effect.zipRight(
-            admit(input.conversationId, sizeBytes),
-            sql`INSERT INTO artifacts ${
-              sql.insert({
-                id,
-                conversationId: artifact.conversationId,
-                instanceId: null,
-                kind: artifact.kind,
-                mimeType: artifact.mimeType,
-                name: artifact.name,
-                sizeBytes,
-                sha256,
-                state: artifact.state,
-                createdAt: at,
-                updatedAt: at
-              })
-            }`
-          )
-        ).pipe(
-          Effect.catchTag("SqlError", Effect.die),
-          // Covers refusals, defects and interruption alike: no file without its row.
-          Effect.onExit((exit) =>
-            exit._tag === "Success" ? Effect.void : Effect.promise(() => fs.rm(fileOf(id), { force: true }))
-          )
-        )
-        return artifact
+        yield* admit(input.conversationId, sizeBytes)
+        const { bytes, ...fields } = input
+        return yield* insertWhole({ ...fields, instanceId: null, packageId: null }, bytes, admit(input.conversationId, sizeBytes))
       })
 
-    const get: ArtifactStore["Type"]["get"] = (artifactId) =>
-      sql<Row>`SELECT * FROM artifacts WHERE id = ${artifactId}`.pipe(
-        Effect.map(([row]) => Option.map(Option.fromNullable(row), toArtifact)),
-        Effect.orDie
-      )
+    const get: ArtifactStore["Type"]["get"] = current
 
     const read: ArtifactStore["Type"]["read"] = (artifactId) =>
-      get(artifactId).pipe(
+      current(artifactId).pipe(
         Effect.flatMap(Option.match({
           onNone: () => Effect.succeedNone,
           onSome: (artifact) =>
@@ -184,10 +205,219 @@ export const make = (options: Options) =>
       )
 
     const usage: ArtifactStore["Type"]["usage"] = Effect.map(usedBytes, (used) => ({ usedBytes: used, quotaBytes }))
-      .pipe(Effect.orDie)
 
-    return ArtifactStore.of({ create, get, read, usage })
+    /** Refuses a write that would take the widget past its own storage or all artifacts past the share. */
+    const room = (owner: WidgetOwner, adding: number) =>
+      Effect.gen(function*() {
+        const held = yield* instanceBytes(owner)
+        // A new (empty) file is refused once the widget holds its whole storage; a chunk once it would go past it.
+        if (adding === 0 ? held >= instanceQuotaBytes : held + adding > instanceQuotaBytes) {
+          return yield* new ArtifactStorageFull({ scope: "instance", limitBytes: instanceQuotaBytes })
+        }
+        if ((yield* usedBytes) + adding > quotaBytes) {
+          return yield* new ArtifactStorageFull({ scope: "share", limitBytes: quotaBytes })
+        }
+      })
+
+    const begin: ArtifactStore["Type"]["begin"] = (owner, file) =>
+      serially(Effect.gen(function*() {
+        if (!(yield* conversationExists(owner.conversationId))) {
+          return yield* new ConversationNotFound({ conversationId: owner.conversationId })
+        }
+        yield* room(owner, 0)
+        const id = yield* makeId("art")
+        const at = yield* nowIso
+        const artifact: StoredArtifact = {
+          artifactId: id,
+          conversationId: owner.conversationId,
+          instanceId: owner.instanceId,
+          packageId: owner.packageId,
+          kind: "widget",
+          mimeType: file.mimeType,
+          name: file.name,
+          sizeBytes: 0,
+          sha256: "",
+          state: "unfinished",
+          createdAt: at,
+          writtenAt: at
+        }
+        yield* createEmpty(dir, id)
+        yield* Effect.orDie(sql`INSERT INTO artifacts ${sql.insert(rowOf(artifact))}`).pipe(
+          Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : removeFile(id))
+        )
+        return artifact
+      }))
+
+    /** A file this widget may write: its own, unfinished, within its 24 hours. */
+    const writable = (owner: WidgetOwner, artifactId: string) =>
+      Effect.gen(function*() {
+        const found = yield* current(artifactId)
+        if (Option.isNone(found) || !handedTo(found.value, owner)) return yield* new ArtifactNotFound({ artifactId })
+        const artifact = found.value
+        if (!madeBy(artifact, owner)) return yield* new ArtifactWriteRefused({ artifactId, problem: "not-writable" })
+        return artifact
+      })
+
+    const append: ArtifactStore["Type"]["append"] = (owner, artifactId, offset, bytes) =>
+      serially(Effect.gen(function*() {
+        const artifact = yield* writable(owner, artifactId)
+        if (artifact.state === "finalized") return yield* new ArtifactWriteRefused({ artifactId, problem: "finalized" })
+        if (offset !== artifact.sizeBytes) {
+          return yield* new ArtifactWriteRefused({ artifactId, problem: "offset-mismatch", sizeBytes: artifact.sizeBytes })
+        }
+        if (artifact.sizeBytes + bytes.byteLength > maxArtifactBytes) {
+          return yield* new ArtifactWriteRefused({ artifactId, problem: "too-large", limitBytes: maxArtifactBytes })
+        }
+        yield* room(owner, bytes.byteLength)
+        yield* writeAt(fileOf(artifactId), offset, bytes)
+        const at = yield* nowIso
+        const sizeBytes = artifact.sizeBytes + bytes.byteLength
+        yield* Effect.orDie(sql`UPDATE artifacts SET size_bytes = ${sizeBytes}, written_at = ${at}, updated_at = ${at}
+          WHERE id = ${artifactId}`)
+        return { ...artifact, sizeBytes, writtenAt: at }
+      }))
+
+    const finalize: ArtifactStore["Type"]["finalize"] = (owner, artifactId) =>
+      serially(Effect.gen(function*() {
+        const found = yield* current(artifactId)
+        if (Option.isNone(found) || !handedTo(found.value, owner)) return yield* new ArtifactNotFound({ artifactId })
+        const artifact = found.value
+        if (artifact.state === "finalized") return artifact
+        const { verdict, sha256 } = yield* inspect(fileOf(artifactId), artifact.mimeType)
+        if (verdict._tag === "Disagrees") {
+          return yield* new ArtifactWriteRefused({ artifactId, problem: "type-mismatch", found: verdict.found })
+        }
+        const at = yield* nowIso
+        yield* Effect.orDie(sql`UPDATE artifacts SET state = 'finalized', sha256 = ${sha256}, updated_at = ${at}
+          WHERE id = ${artifactId}`)
+        return { ...artifact, state: "finalized" as const, sha256 }
+      }))
+
+    const pick: ArtifactStore["Type"]["pick"] = (owner, file) =>
+      serially(Effect.gen(function*() {
+        const verdict = yield* inspectBytes(file.bytes, file.mimeType)
+        if (verdict._tag === "Disagrees") {
+          return yield* new ArtifactWriteRefused({ artifactId: null, problem: "type-mismatch", found: verdict.found })
+        }
+        const admitted = Effect.gen(function*() {
+          if (!(yield* conversationExists(owner.conversationId))) {
+            return yield* new ConversationNotFound({ conversationId: owner.conversationId })
+          }
+          if ((yield* usedBytes) + file.bytes.byteLength > quotaBytes) {
+            return yield* new ArtifactStorageFull({ scope: "share", limitBytes: quotaBytes })
+          }
+        })
+        yield* admitted
+        return yield* insertWhole(
+          {
+            conversationId: owner.conversationId,
+            instanceId: owner.instanceId,
+            packageId: owner.packageId,
+            kind: "picked",
+            mimeType: file.mimeType,
+            name: sanitizeName(file.name, file.mimeType)
+          },
+          file.bytes,
+          admitted
+        )
+      }))
+
+    /**
+     * A finalized file this widget may read: one it made (whenever), or one handed to it within its grant's
+     * 24 hours. Anything else is not found, as if it did not exist.
+     */
+    const readable = (owner: WidgetOwner, artifactId: string) =>
+      Effect.gen(function*() {
+        const found = yield* current(artifactId)
+        if (Option.isNone(found) || !handedTo(found.value, owner)) return yield* new ArtifactNotFound({ artifactId })
+        const artifact = found.value
+        if (!madeBy(artifact, owner) && !grantHolds(artifact.writtenAt, yield* Clock.currentTimeMillis)) {
+          return yield* new ArtifactNotFound({ artifactId })
+        }
+        if (artifact.state !== "finalized") return yield* new ArtifactNotFinalized({ artifactId })
+        return artifact
+      })
+
+    const readFor: ArtifactStore["Type"]["readFor"] = (owner, artifactId, offset, length) =>
+      Effect.gen(function*() {
+        const artifact = yield* readable(owner, artifactId)
+        const start = Math.min(offset, artifact.sizeBytes)
+        const bytes = yield* readRange(fileOf(artifactId), start, Math.min(length, artifact.sizeBytes - start))
+        return { artifact, offset: start, bytes, eof: start + bytes.byteLength >= artifact.sizeBytes }
+      })
+
+    const attach: ArtifactStore["Type"]["attach"] = (owner, artifactId, name) =>
+      serially(Effect.gen(function*() {
+        const artifact = yield* readable(owner, artifactId)
+        // Using a file the widget made counts only within its grant, as for a file handed to it.
+        if (!grantHolds(artifact.writtenAt, yield* Clock.currentTimeMillis)) {
+          return yield* new ArtifactNotFound({ artifactId })
+        }
+        const [existing] = yield* Effect.orDie(sql<Row>`SELECT id, name FROM artifact_attachments WHERE artifact_id = ${artifactId}`)
+        if (existing !== undefined) {
+          return { artifact, attachmentRef: attachmentRef(artifact, { attachmentId: String(existing.id), name: String(existing.name) }) }
+        }
+        const attachment = {
+          attachmentId: yield* makeId("att"),
+          name: sanitizeName(name ?? artifact.name, artifact.mimeType)
+        }
+        yield* Effect.orDie(sql`INSERT INTO artifact_attachments ${
+          sql.insert({ id: attachment.attachmentId, artifactId, name: attachment.name, createdAt: yield* nowIso })
+        }`)
+        return { artifact, attachmentRef: attachmentRef(artifact, attachment) }
+      }))
+
+    const discard: ArtifactStore["Type"]["discard"] = (owner, artifactId) =>
+      serially(Effect.gen(function*() {
+        const found = yield* fetchRow(artifactId)
+        if (Option.isNone(found) || found.value.conversationId !== owner.conversationId) {
+          return yield* new ArtifactNotFound({ artifactId })
+        }
+        if (!madeBy(found.value, owner)) return yield* new ArtifactNotCreator({ artifactId })
+        yield* remove(artifactId)
+        return found.value
+      }))
+
+    const sweep: ArtifactStore["Type"]["sweep"] = serially(Effect.gen(function*() {
+      const cutoff = DateTime.formatIso(DateTime.unsafeMake((yield* Clock.currentTimeMillis) - grantMillis))
+      const stale = yield* Effect.orDie(sql<Row>`SELECT id FROM artifacts WHERE state = 'unfinished' AND written_at <= ${cutoff}`)
+      yield* Effect.forEach(stale, (row) => remove(String(row.id)), { discard: true })
+      return stale.length
+    }))
+
+    yield* sweep.pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
+
+    return ArtifactStore.of({
+      create,
+      get,
+      read,
+      usage,
+      begin,
+      append,
+      finalize,
+      pick,
+      readFor,
+      attach,
+      discard,
+      sweep
+    })
   })
 
+const rowOf = (artifact: StoredArtifact) => ({
+  id: artifact.artifactId,
+  conversationId: artifact.conversationId,
+  instanceId: artifact.instanceId,
+  packageId: artifact.packageId,
+  kind: artifact.kind,
+  mimeType: artifact.mimeType,
+  name: artifact.name,
+  sizeBytes: artifact.sizeBytes,
+  sha256: artifact.state === "finalized" ? artifact.sha256 : null,
+  state: artifact.state,
+  createdAt: artifact.createdAt,
+  updatedAt: artifact.writtenAt,
+  writtenAt: artifact.writtenAt
+})
+
 export const layer = (options: Options): Layer.Layer<ArtifactStore, never, SqlClient.SqlClient> =>
-  Layer.effect(ArtifactStore, Effect.orDie(make(options)))
+  Layer.scoped(ArtifactStore, Effect.orDie(make(options)))

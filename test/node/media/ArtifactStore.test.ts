@@ -72,7 +72,10 @@ describe("SqlArtifactStore", () => {
           sizeBytes: 5,
           sha256: digest,
           state: "finalized",
-          createdAt: "2030-05-06T07:08:09.010Z"
+          createdAt: "2030-05-06T07:08:09.010Z",
+          instanceId: null,
+          packageId: null,
+          writtenAt: "2030-05-06T07:08:09.010Z"
         })
         expect(artifactRef(stored)).toEqual({
           v: 1,

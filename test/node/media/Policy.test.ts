@@ -107,7 +107,15 @@ describe("CC_MEDIA_ORIGINS", () => {
           create: () => Effect.die("not used"),
           get: () => Effect.die("not used"),
           read: () => Effect.die("not used"),
-          usage: Effect.die("not used")
+          usage: Effect.die("not used"),
+          begin: () => Effect.die("not used"),
+          append: () => Effect.die("not used"),
+          finalize: () => Effect.die("not used"),
+          pick: () => Effect.die("not used"),
+          readFor: () => Effect.die("not used"),
+          attach: () => Effect.die("not used"),
+          discard: () => Effect.die("not used"),
+          sweep: Effect.die("not used")
         })),
         Layer.succeed(MediaResolver, { resolve: () => Effect.fail(new ResolveFailed({ code: "ENOTFOUND" })) })
       )
