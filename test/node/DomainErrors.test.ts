@@ -29,6 +29,17 @@ import {
 } from "../../services/node/CredentialErrors.js"
 import { DeletionRefused } from "../../services/node/DeletionErrors.js"
 import {
+  InstanceUnknown,
+  NoFrame,
+  PressFailed,
+  PressInputInvalid,
+  PressInterrupted,
+  PressRateLimited,
+  PressSchemaInvalid,
+  PressUnsupported,
+  WidgetNotInstalled
+} from "../../services/node/WidgetErrors.js"
+import {
   ApprovalAlreadyDecided,
   ApprovalExpired,
   ApprovalForged,
@@ -200,7 +211,57 @@ const rows: ReadonlyArray<Row> = [
   [new LedgerUnavailable({ operation: "record", detail: "SqliteError: attempt to write a readonly database" }), 503, "LEDGER_UNAVAILABLE", {}],
   [new EffectNotFound({ effectId: "eff_1" }), 404, "RESOURCE_NOT_FOUND", {}],
   [new EffectNotUnknown({ effectId: "eff_1", status: "confirmed" }), 409, "EFFECT_NOT_UNKNOWN", { status: "confirmed" }],
-  [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
+  [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}],
+  // Widgets
+  [new InstanceUnknown({ instanceId: "wgt_1" }), 404, "INSTANCE_UNKNOWN", {}],
+  [new WidgetNotInstalled({ packageId: "p" }), 409, "NOT_INSTALLED", {}],
+  [new NoFrame({ instanceId: "wgt_1" }), 400, "UNSUPPORTED_ACTION", { reason: "host-drawn" }],
+  [new PressSchemaInvalid({ reason: "reserved-invocation-id" }), 400, "INVALID_SCHEMA", { reason: "reserved-invocation-id" }],
+  [
+    new PressUnsupported({ actionBindingId: "refresh", reason: "variant-on-other-binding" }),
+    400,
+    "UNSUPPORTED_ACTION",
+    { reason: "variant-on-other-binding", actionBindingId: "refresh" }
+  ],
+  [
+    new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" }),
+    400,
+    "INVALID_INPUT",
+    { field: "expectedRevision", reason: "stale-revision" }
+  ],
+  [
+    new PressRateLimited({ actionBindingId: "refresh", limit: 6, retryAfterMs: 1500 }),
+    429,
+    "RATE_LIMITED",
+    { outcome: "refused", mayHaveRun: false, recorded: false, limit: 6, retryAfterMs: 1500 }
+  ],
+  [
+    new PressInterrupted({ invocationId: "i1" }),
+    409,
+    "ACTION_INTERRUPTED",
+    { outcome: "uncertain", mayHaveRun: true, recorded: false }
+  ],
+  [
+    new PressFailed({
+      failure: "service-timed-out",
+      outcome: "uncertain",
+      mayHaveRun: true,
+      recorded: true,
+      taskId: "task_1",
+      effectId: "eff_1",
+      workflow: [{ step: "call", status: "uncertain", code: "SERVICE_TIMED_OUT" }]
+    }),
+    504,
+    "SERVICE_TIMED_OUT",
+    {
+      outcome: "uncertain",
+      mayHaveRun: true,
+      recorded: true,
+      taskId: "task_1",
+      effectId: "eff_1",
+      workflow: [{ step: "call", status: "uncertain", code: "SERVICE_TIMED_OUT" }]
+    }
+  ]
 ]
 
 describe("toNodeError", () => {
@@ -274,7 +335,16 @@ describe("toNodeError", () => {
       LedgerUnavailable: true,
       EffectNotFound: true,
       EffectNotUnknown: true,
-      NotImplementedYet: true
+      NotImplementedYet: true,
+      InstanceUnknown: true,
+      WidgetNotInstalled: true,
+      NoFrame: true,
+      PressSchemaInvalid: true,
+      PressUnsupported: true,
+      PressInputInvalid: true,
+      PressRateLimited: true,
+      PressInterrupted: true,
+      PressFailed: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))
   })

@@ -11,6 +11,7 @@ import packages from "./migrations/0004_packages.js"
 import connectionStates from "./migrations/0005_connection_states.js"
 import taskApprovals from "./migrations/0006_task_approvals.js"
 import widgetInstances from "./migrations/0007_widget_instances.js"
+import widgetPresses from "./migrations/0008_widget_presses.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
@@ -19,7 +20,8 @@ const loader = Migrator.fromRecord({
   "0004_packages": packages,
   "0005_connection_states": connectionStates,
   "0006_task_approvals": taskApprovals,
-  "0007_widget_instances": widgetInstances
+  "0007_widget_instances": widgetInstances,
+  "0008_widget_presses": widgetPresses
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
