@@ -18,8 +18,10 @@ export const widgetId = "probe-panel"
 export const frameHtml = "<!doctype html><html><body><p id=\"probe\">Probe panel</p></body></html>\n"
 
 /** The probe package with a widget facet and the widget `probe-panel`; `perMinute` of the read binding. */
-export const widgetProbe = (options: { readonly readPerMinute?: number } = {}) => {
-  const folder = probeCopy()
+export const widgetProbe = (
+  options: { readonly readPerMinute?: number; readonly risks?: Record<string, string> } = {}
+) => {
+  const folder = probeCopy(options.risks)
   fs.mkdirSync(path.join(folder, "widget"))
   fs.writeFileSync(path.join(folder, "widget/index.html"), frameHtml)
   const file = path.join(folder, "package.json")
@@ -36,6 +38,7 @@ export const widgetProbe = (options: { readonly readPerMinute?: number } = {}) =
       { id: "write", kind: "tool", tool: "write_value", perMinute: 60 },
       { id: "crash", kind: "tool", tool: "crash", perMinute: 60 },
       { id: "fail", kind: "tool", tool: "fail", perMinute: 60 },
+      { id: "slow", kind: "tool", tool: "slow", perMinute: 60 },
       { id: "ask", kind: "agent", instruction: "Say what the panel shows.", perMinute: 2 }
     ]
   }]

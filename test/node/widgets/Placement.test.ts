@@ -28,6 +28,7 @@ describe("placing a widget", () => {
         ["write", "tool"],
         ["crash", "tool"],
         ["fail", "tool"],
+        ["slow", "tool"],
         ["ask", "agent"]
       ])
       for (const binding of placed.bindings) expect(binding.digest).toMatch(/^sha256:[0-9a-f]{64}$/)
