@@ -33,6 +33,7 @@ import { RegistryPackages } from "../../services/node/RegistryPackages.js"
 import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
+import { ArtifactsLive } from "./handlers/Artifacts.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { MapsLive } from "./handlers/Maps.js"
 import { PackagesLive } from "./handlers/Packages.js"
@@ -189,6 +190,7 @@ export const ApiLive = (
       PreferencesLive,
       PackagesLive,
       WorkLive,
+      ArtifactsLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

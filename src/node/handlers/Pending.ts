@@ -35,9 +35,6 @@ export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtif
     .handle("attach", notYet)
     .handle("discard", notYet))
 
-export const ArtifactsPending = HttpApiBuilder.group(NodeApi, "artifacts", (handlers) =>
-  handlers.handle("get", notYet).handle("content", notYet).handle("export", notYet))
-
 export const InboxPending = HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
   handlers
     .handle("inbox", notYet)
@@ -65,7 +62,6 @@ export const PendingGroupsLive = Layer.mergeAll(
   DeletionPending,
   WidgetsPending,
   WidgetArtifactsPending,
-  ArtifactsPending,
   InboxPending,
   ThemesPending,
   AppIntentsPending

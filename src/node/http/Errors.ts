@@ -11,6 +11,7 @@ import { Effect, Match } from "effect"
 import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
+import type { ArtifactError, WriteProblem } from "../../../services/node/ArtifactErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
 import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
@@ -35,6 +36,7 @@ export type NodeDomainError =
   | ServiceCallError
   | LedgerError
   | ConnectionStartError
+  | ArtifactError
   | NotImplementedYet
 
 /** At most this many characters of anything a client sent appear in a message. */
@@ -82,6 +84,24 @@ const answerMessages = {
   "unknown-option": "optionIds names an option the question does not offer",
   empty: "The answer is empty"
 } as const
+
+const writeProblemMessages: Record<WriteProblem, (e: { sizeBytes?: number | undefined; limitBytes?: number | undefined; found?: string | undefined }) => string> = {
+  "offset-mismatch": (e) => `The file ends at byte ${e.sizeBytes ?? 0}: a chunk must start there`,
+  finalized: () => "The file is finalized: its bytes can no longer change",
+  "too-large": (e) => `A file may hold at most ${e.limitBytes ?? 0} bytes`,
+  "type-mismatch": (e) => `The bytes are not the declared type (they look like ${e.found ?? "something else"})`,
+  "not-accepted": () => "The file is not one of the types the widget accepts",
+  "not-writable": () => "This widget may read the file but not write it"
+}
+
+const writeProblemFields: Record<WriteProblem, string | null> = {
+  "offset-mismatch": "offset",
+  finalized: null,
+  "too-large": "contentBase64",
+  "type-mismatch": "mimeType",
+  "not-accepted": "mimeType",
+  "not-writable": null
+}
 
 const refuse = (code: NodeErrorCode, message: string, members: Record<string, unknown> = {}) =>
   new NodeError({ code, message, members })
@@ -242,6 +262,26 @@ const mapping: Mapping = {
     refuse("EFFECT_NOT_UNKNOWN", `The effect ${quote(e.effectId)} is not waiting for an answer (${e.status})`, {
       status: e.status
     }),
+  // Widget files (docs/decisions.md, "Artifacts")
+  ArtifactNotFound: (e) => refuse("ARTIFACT_NOT_FOUND", `No artifact ${quote(e.artifactId)} for this caller`),
+  ArtifactNotFinalized: (e) => refuse("ARTIFACT_NOT_FINALIZED", `The artifact ${quote(e.artifactId)} is still being written`),
+  ArtifactNotCreator: (e) => refuse("ARTIFACT_NOT_CREATOR", `The artifact ${quote(e.artifactId)} was not made by this widget`),
+  ArtifactStorageFull: (e) =>
+    refuse(
+      "ARTIFACT_INSTANCE_QUOTA_EXCEEDED",
+      e.scope === "instance"
+        ? `The widget's own files may hold at most ${e.limitBytes} bytes`
+        : `All conversation artifacts together may hold at most ${e.limitBytes} bytes`,
+      { scope: e.scope, limitBytes: e.limitBytes }
+    ),
+  ArtifactWriteRefused: (e) =>
+    refuse("INVALID_INPUT", writeProblemMessages[e.problem](e), {
+      field: writeProblemFields[e.problem],
+      reason: e.problem,
+      ...(e.sizeBytes === undefined ? {} : { sizeBytes: e.sizeBytes }),
+      ...(e.limitBytes === undefined ? {} : { limitBytes: e.limitBytes })
+    }),
+  InstanceUnknown: (e) => refuse("INSTANCE_UNKNOWN", `No widget ${quote(e.instanceId)} in this conversation`),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }
