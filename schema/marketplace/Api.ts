@@ -3,6 +3,7 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Schema } from "effect"
 import { type OpenApiDocument, withoutComponents, withoutKeywordIds } from "../common/OpenApiDocument.js"
 
+import { AdminGroup, CredentialsGroup } from "./AccountCredentials.js"
 import { AccountProfile, DeleteAccountRequest, DeletedAccount, OwnedListings } from "./Account.js"
 import { Category, CategoryList, Collection, CollectionCommand, CollectionList, CollectionState, SlugPath } from "./Catalog.js"
 import { CurationResult, IdempotencyHeaders, SetFeaturedRequest, SetStatusRequest } from "./Curation.js"
@@ -28,6 +29,7 @@ import {
   VersionList
 } from "./Package.js"
 import { PagePath, PageParams, PublishedPage } from "./Page.js"
+import { PageAdminGroup } from "./PageAdmin.js"
 import { Authentication } from "./Security.js"
 import { Health, UnhealthyWire } from "./System.js"
 
@@ -265,6 +267,9 @@ export class MarketplaceApi extends HttpApi.make("marketplace")
   .add(PagesGroup)
   .add(AccountGroup)
   .add(CurationGroup)
+  .add(PageAdminGroup)
+  .add(CredentialsGroup)
+  .add(AdminGroup)
   .addError(InternalErrorWire)
   .prefix("/api/v1")
   .annotateContext(

@@ -25,7 +25,9 @@ export const ErrorCode = Schema.Literal(
   "rate_limited",
   "configuration_error",
   "not_implemented",
-  "internal_error"
+  "internal_error",
+  "precondition_failed",
+  "precondition_required"
 )
 export type ErrorCode = typeof ErrorCode.Type
 
@@ -53,6 +55,10 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", fields) {}
 export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", fields) {}
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {}
+/** A write whose `If-Match` names a version that is no longer current (412). */
+export class PreconditionFailed extends Schema.TaggedError<PreconditionFailed>()("PreconditionFailed", fields) {}
+/** A guarded write without `If-Match` (428). */
+export class PreconditionRequired extends Schema.TaggedError<PreconditionRequired>()("PreconditionRequired", fields) {}
 
 export type MarketplaceError =
   | BadRequest
@@ -67,6 +73,8 @@ export type MarketplaceError =
   | ConfigurationError
   | NotImplemented
   | InternalError
+  | PreconditionFailed
+  | PreconditionRequired
 
 interface ErrorEncoded {
   readonly _tag: string
@@ -116,6 +124,8 @@ export const RateLimitedWire = wire(RateLimited, "rate_limited", 429)
 export const InternalErrorWire = wire(InternalError, "internal_error", 500)
 export const ConfigurationErrorWire = wire(ConfigurationError, "configuration_error", 500)
 export const NotImplementedWire = wire(NotImplemented, "not_implemented", 501)
+export const PreconditionFailedWire = wire(PreconditionFailed, "precondition_failed", 412)
+export const PreconditionRequiredWire = wire(PreconditionRequired, "precondition_required", 428)
 
 /** The wire form of each error class, by tag: the envelope and its status. */
 export const wireByTag = {
@@ -130,7 +140,9 @@ export const wireByTag = {
   RateLimited: RateLimitedWire,
   ConfigurationError: ConfigurationErrorWire,
   NotImplemented: NotImplementedWire,
-  InternalError: InternalErrorWire
+  InternalError: InternalErrorWire,
+  PreconditionFailed: PreconditionFailedWire,
+  PreconditionRequired: PreconditionRequiredWire
 } as const
 
 /** Class of each code, so the server can rebuild an error with its request id. */
@@ -146,7 +158,9 @@ export const errorClasses = {
   RateLimited,
   ConfigurationError,
   NotImplemented,
-  InternalError
+  InternalError,
+  PreconditionFailed,
+  PreconditionRequired
 } as const
 
 export const isMarketplaceError = (u: unknown): u is MarketplaceError =>

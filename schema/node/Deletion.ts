@@ -5,7 +5,9 @@
  *
  * A blocked deletion is 409 `{deleted: false, decision: {kind: refused, say}}`;
  * it travels with code CONVERSATION_BUSY beside those members (domain error
- * `DeletionRefused`), so the body also carries `code` and `message`.
+ * `DeletionRefused`), so the body also carries `code` and `message`. A permit
+ * that cannot be used (unknown, spent, expired, another conversation's) has the
+ * same body with code DELETION_PERMIT_INVALID and its `reason`.
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
@@ -69,14 +71,14 @@ export class DeletionGroup extends HttpApiGroup.make("deletion")
       .setPayload(DeleteRequest)
       .addSuccess(ConversationDeleted)
       .addSuccess(DeletionNeedsConfirmation, { status: 202 })
-      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "CONVERSATION_BUSY", "NOT_IMPLEMENTED"))
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "CONVERSATION_BUSY", "DELETION_PERMIT_INVALID"))
       .middleware(PersonOnly)
   )
   .add(
     HttpApiEndpoint.post("confirm", "/app-intents/confirm")
       .setPayload(ConfirmRequest)
       .addSuccess(Confirmed)
-      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND", "NOT_IMPLEMENTED"))
+      .addError(refusals("INVALID_INPUT", "RESOURCE_NOT_FOUND"))
       .middleware(PersonOnly)
   )
 {}

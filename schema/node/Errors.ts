@@ -57,6 +57,7 @@ export const statusOfCode = {
   APPROVAL_ALREADY_DECIDED: 409,
   APPROVAL_EXPIRED: 409,
   CONVERSATION_BUSY: 409,
+  DELETION_PERMIT_INVALID: 409,
   HOST_CONTROL_ANSWERED: 409,
   THEME_LOW_CONTRAST: 409,
   THEME_PROTECTED: 409,
@@ -155,6 +156,12 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
   CONVERSATION_BUSY: {
     deleted: Schema.optional(Schema.Literal(false)),
     decision: Schema.optional(Schema.Struct({ kind: Schema.Literal("refused"), say: Schema.String }))
+  },
+  // A permit that cannot delete: the spec's refusal body, and why.
+  DELETION_PERMIT_INVALID: {
+    deleted: Schema.Literal(false),
+    decision: Schema.Struct({ kind: Schema.Literal("refused"), say: Schema.String }),
+    reason: Schema.Literal("unknown", "used", "expired", "other-conversation", "other-person")
   },
   MAP_TILES_RATE_LIMITED: { retryAfterSeconds: Schema.Number },
   // `offline` as GET /map-tiles says it (OfflineReason in Maps.ts, which depends on this module).

@@ -8,7 +8,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DateTimeString, PathSegment } from "../common/Text.js"
+import { DateTimeString, IntFromString, PathSegment } from "../common/Text.js"
 import { Ref } from "./Conversation.js"
 import { refusals } from "./Errors.js"
 import { LookupId } from "./Instance.js"
@@ -71,6 +71,8 @@ export const Notice = Schema.Struct({
   readAt: Schema.NullOr(DateTimeString),
   snoozedUntil: Schema.NullOr(DateTimeString),
   dismissedAt: Schema.NullOr(DateTimeString),
+  /** Its source (a package's updates, the engine's) is silenced: no new notices of it until unsuppressed. */
+  suppressed: Schema.Boolean,
   actions: Schema.Array(OfferedNoticeAction)
 }).annotations({ identifier: "Notice" })
 export type Notice = typeof Notice.Type
@@ -127,8 +129,15 @@ export const Inbox = Schema.Struct({
   notices: Schema.Array(Notice),
   waiting: Schema.Array(WaitingItem),
   /** Newest first. */
-  skippedVersions: Schema.Array(SkippedVersion)
+  skippedVersions: Schema.Array(SkippedVersion),
+  /** Notices come a page at a time, newest first; `before` of the next page, null on the last. */
+  nextCursor: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "Inbox" })
+
+export const InboxParams = Schema.Struct({
+  limit: Schema.optional(IntFromString(1, 500)),
+  before: Schema.optional(Schema.String.pipe(Schema.maxLength(400)))
+})
 export type Inbox = typeof Inbox.Type
 
 export const NoticePath = Schema.Struct({ id: LookupId })
@@ -195,7 +204,12 @@ export const SkippedVersionRemoved = Schema.Struct({ removed: Schema.Boolean }).
  * (403 PERSON_ONLY) by action name; every other action is open to them.
  */
 export class InboxGroup extends HttpApiGroup.make("inbox")
-  .add(HttpApiEndpoint.get("inbox", "/inbox").addSuccess(Inbox).addError(refusals("NOT_IMPLEMENTED")))
+  .add(
+    HttpApiEndpoint.get("inbox", "/inbox")
+      .setUrlParams(InboxParams)
+      .addSuccess(Inbox)
+      .addError(refusals("INVALID_INPUT", "NOT_IMPLEMENTED"))
+  )
   .add(
     HttpApiEndpoint.post("skipVersion", "/inbox/notices/:id/skip-version")
       .setPath(NoticePath)

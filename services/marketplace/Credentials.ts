@@ -39,6 +39,8 @@ export interface NewUser {
 }
 
 export class UserExists extends Data.TaggedError("UserExists")<{ readonly email: string }> {}
+/** The credential is valid but its account is suspended by an admin. */
+export class AccountSuspended extends Data.TaggedError("AccountSuspended")<{}> {}
 export class UnknownUser extends Data.TaggedError("UnknownUser")<{ readonly email: string }> {}
 /** A token asked for scopes its user's role does not hold. */
 export class ScopeNotAllowed extends Data.TaggedError("ScopeNotAllowed")<{
@@ -49,12 +51,12 @@ export class Credentials extends Context.Tag("clark/marketplace/Credentials")<Cr
   /**
    * The credential a token stands for, or none when it is malformed, fails its
    * checksum, is unknown, expired (by `Clock`) or revoked. A cookie carries only
-   * session tokens.
+   * session tokens. A live credential of a suspended account fails.
    */
   readonly authenticate: (
     token: Redacted.Redacted<string>,
     via: "bearer" | "cookie"
-  ) => Effect.Effect<Option.Option<Credential>>
+  ) => Effect.Effect<Option.Option<Credential>, AccountSuspended>
   /** Emails are compared case-insensitively (stored lower-cased). */
   readonly createUser: (user: NewUser) => Effect.Effect<Profile, UserExists>
   /** A new personal API token; the plain value is returned once and only its hash is kept. */

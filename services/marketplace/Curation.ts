@@ -57,10 +57,12 @@ export class CurationStore extends Context.Tag("clark/marketplace/CurationStore"
   /**
    * Applies one collection command in a transaction. `add_item` appends (re-adding
    * keeps the position and replaces the note); `reorder` must name exactly the
-   * current items.
+   * current items. With an actor, the command is recorded in the audit log in
+   * the same transaction.
    */
   readonly applyCollectionCommand: (
     slug: string,
-    command: CollectionCommand
+    command: CollectionCommand,
+    actorId?: string
   ) => Effect.Effect<void, CollectionCommandError>
 }>() {}

@@ -3,7 +3,7 @@
  * (the turns' tasks with their origin and state). Read-only views over the stores; the rules that name a task's
  * state and an activity row's summary are pure functions here.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Option } from "effect"
 import type { ActivityRow, WorkItem } from "../../schema/node/Work.js"
 import type { JobStatus } from "../../schema/node/Job.js"
 
@@ -24,6 +24,8 @@ export class Activity extends Context.Tag("clark/node/Activity")<Activity, {
     readonly nextCursor: string | null
   }>
   readonly work: (query: WorkQuery) => Effect.Effect<ReadonlyArray<WorkItem>>
+  /** One work item by its id, as GET /work lists it. */
+  readonly workItem: (workId: string) => Effect.Effect<Option.Option<WorkItem>>
 }>() {}
 
 /** A task as its messages leave it: the status of its reply, or of its message while it has none. */

@@ -6,3 +6,17 @@ export class DeletionRefused extends Schema.TaggedError<DeletionRefused>()("Dele
   /** The sentence read back to the person. */
   say: Schema.String
 }) {}
+
+/**
+ * A deletion permit that cannot be used: never issued, already used, expired, or issued for another
+ * conversation or person. Nothing is deleted; the person confirms again.
+ */
+export class DeletionPermitInvalid extends Schema.TaggedError<DeletionPermitInvalid>()("DeletionPermitInvalid", {
+  reason: Schema.Literal("unknown", "used", "expired", "other-conversation", "other-person"),
+  say: Schema.String
+}) {}
+
+/** A confirmation token that was never handed out, was already answered or expired. */
+export class ConfirmationNotFound extends Schema.TaggedError<ConfirmationNotFound>()("ConfirmationNotFound", {}) {}
+
+export type DeletionError = DeletionRefused | DeletionPermitInvalid | ConfirmationNotFound

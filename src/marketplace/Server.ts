@@ -9,6 +9,9 @@ import * as CachedPackageStore from "../../layers/marketplace/cache/CachedPackag
 import * as SqlAccounts from "../../layers/marketplace/sql/SqlAccounts.js"
 import * as SqlCredentials from "../../layers/marketplace/sql/SqlCredentials.js"
 import * as SqlCuration from "../../layers/marketplace/sql/SqlCuration.js"
+import * as SqlAuditLog from "../../layers/marketplace/sql/SqlAuditLog.js"
+import * as SqlCredentialManagement from "../../layers/marketplace/sql/SqlCredentialManagement.js"
+import * as SqlPageEditor from "../../layers/marketplace/sql/SqlPageEditor.js"
 import * as SqlDatabaseHealth from "../../layers/marketplace/sql/SqlDatabaseHealth.js"
 import * as SqlIdempotency from "../../layers/marketplace/sql/SqlIdempotency.js"
 import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.js"
@@ -21,6 +24,9 @@ import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
 import type { AccountStore } from "../../services/marketplace/Accounts.js"
 import type { Credentials } from "../../services/marketplace/Credentials.js"
 import type { CurationStore } from "../../services/marketplace/Curation.js"
+import type { AuditLog } from "../../services/marketplace/AuditLog.js"
+import type { CredentialManagement } from "../../services/marketplace/CredentialManagement.js"
+import type { PageEditor } from "../../services/marketplace/PageEditor.js"
 import type { DatabaseHealth } from "../../services/marketplace/DatabaseHealth.js"
 import type { Idempotency } from "../../services/marketplace/Idempotency.js"
 import type { PackageStore } from "../../services/marketplace/PackageStore.js"
@@ -28,6 +34,8 @@ import type { PageStore } from "../../services/marketplace/PageStore.js"
 import type { RateLimiter } from "@effect/experimental"
 import type { ReplayCheck } from "../../services/marketplace/RateLimits.js"
 import { AccountLive } from "./handlers/Account.js"
+import { AdminLive, CredentialsLive } from "./handlers/Credentials.js"
+import { PageAdminLive } from "./handlers/PageAdmin.js"
 import { CurationLive } from "./handlers/Curation.js"
 import { CatalogLive } from "./handlers/Catalog.js"
 import { IndexLive } from "./handlers/Index.js"
@@ -60,6 +68,9 @@ export type Services =
   | AccountStore
   | CurationStore
   | Idempotency
+  | AuditLog
+  | PageEditor
+  | CredentialManagement
   | Authentication
   | Settings.RateLimits
   | RateLimiter.RateLimiter
@@ -78,6 +89,7 @@ export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Se
       SqlAccounts.layer,
       SqlCuration.layer,
       SqlIdempotency.layer,
+      Layer.merge(SqlPageEditor.layer, SqlCredentialManagement.layer).pipe(Layer.provideMerge(SqlAuditLog.layer)),
       Layer.unwrapEffect(Effect.map(Settings.RateLimits, (limits) => SqlRateLimits.layer(limits.store)))
     )),
     Layer.provideMerge(Layer.service(Settings.Settings)),
@@ -91,6 +103,7 @@ export const SettingsLive = Listening.SettingsLive.pipe(Layer.orDie)
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
   Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive, IndexLive]),
+  Layer.provide([PageAdminLive, CredentialsLive, AdminLive]),
   // Built after the envelope, so the rate limiter wraps it: a refusal never reaches the API.
   Layer.provide(RateLimitingLive.pipe(Layer.provide(ErrorEnvelopeLive)))
 )

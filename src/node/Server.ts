@@ -21,7 +21,12 @@ import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStor
 import * as SqlPreferenceStore from "../../layers/node/sql/SqlPreferenceStore.js"
 import * as SqlTaskApprovals from "../../layers/node/sql/SqlTaskApprovals.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
+import * as SqlWidgetInstances from "../../layers/node/sql/SqlWidgetInstances.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
+import * as BackgroundWorkLive from "../../layers/node/BackgroundWork.js"
+import * as InboxLayer from "../../layers/node/Inbox.js"
+import * as ConversationActivityLive from "../../layers/node/ConversationActivity.js"
+import * as SqlDeletions from "../../layers/node/sql/SqlDeletions.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
@@ -35,12 +40,15 @@ import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ArtifactsLive } from "./handlers/Artifacts.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
+import { AppIntentsLive } from "./handlers/AppIntents.js"
+import { DeletionLive } from "./handlers/Deletion.js"
 import { MapsLive } from "./handlers/Maps.js"
 import { PackagesLive } from "./handlers/Packages.js"
 import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { WorkLive } from "./handlers/Work.js"
+import { InboxLive } from "./handlers/Inbox.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
 import { createServer } from "./http/ClientError.js"
 import { ErrorMappingLive } from "./http/ErrorMapping.js"
@@ -75,6 +83,7 @@ export const ServicesLive = (options: NodeOptions) => {
     SqlArtifactStore.layer({ dataDir: options.dataDir }),
     SqlPackageRecords.layer,
     SqlTaskApprovals.layer,
+    SqlWidgetInstances.layer,
     // Its own file with synchronous commits; the main database only for the notices of unknown effects.
     SqlLedger.layer(options.dataDir)
   ).pipe(Layer.provideMerge(database))
@@ -128,7 +137,7 @@ export const ServicesLive = (options: NodeOptions) => {
   const registry = onFirstUse(
     RegistryPackages,
     () =>
-      import("../../layers/node/registry/HttpRegistryPackages.js").then((HttpRegistryPackages) =>
+      import("../../layers/registry/HttpRegistryPackages.js").then((HttpRegistryPackages) =>
         (options.registryUrl === undefined
           ? HttpRegistryPackages.layerNode({ tufCachePath: path.join(options.dataDir, "sigstore-tuf") })
           : HttpRegistryPackages.layerNodeWith(options.registryUrl, {
@@ -173,7 +182,15 @@ export const ServicesLive = (options: NodeOptions) => {
       })
   ).pipe(Layer.provide(credentials))
   const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
-  return Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  const core = Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  // The inbox acts through the engine, background work and the installer.
+  const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
+  // Conversation deletion asks what still runs there (ConversationActivity: jobs and widget actions add theirs).
+  const deletions = SqlDeletions.layer({ dataDir: options.dataDir }).pipe(
+    Layer.provide(ConversationActivityLive.layer()),
+    Layer.provide(core)
+  )
+  return Layer.mergeAll(inbox, deletions, core)
 }
 
 export const ApiLive = (
@@ -191,6 +208,9 @@ export const ApiLive = (
       PackagesLive,
       WorkLive,
       ArtifactsLive,
+      InboxLive,
+      DeletionLive,
+      AppIntentsLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

@@ -290,6 +290,8 @@ const DeclaredGroupsStub = Layer.mergeAll(
   HttpApiBuilder.group(NodeApi, "questions", (handlers) =>
     handlers.handle("answer", unbuilt).handle("cancel", unbuilt).handle("askAgain", unbuilt)),
   HttpApiBuilder.group(NodeApi, "hostControl", (handlers) => handlers.handle("answer", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "deletion", (handlers) => handlers.handle("delete", unbuilt).handle("confirm", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "appIntents", (handlers) => handlers.handle("perform", unbuilt)),
   HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
     handlers
       .handle("setTilePolicy", unbuilt)
@@ -314,6 +316,13 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
     handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
+    handlers
+      .handle("inbox", unbuilt)
+      .handle("skipVersion", unbuilt)
+      .handle("unskipVersion", unbuilt)
+      .handle("removeSkippedVersion", unbuilt)
+      .handle("noticeAction", unbuilt)),
   // Built in src/node/handlers/Work.ts (reconcile); its other routes still answer 501 there too.
   HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     handlers

@@ -35,7 +35,8 @@ import {
   PackageNotInstalled,
   TileKeyConsumer
 } from "../../services/node/CredentialErrors.js"
-import { DeletionRefused } from "../../services/node/DeletionErrors.js"
+import { ThemeNotAvailable } from "../../services/node/AppIntentErrors.js"
+import { ConfirmationNotFound, DeletionPermitInvalid, DeletionRefused } from "../../services/node/DeletionErrors.js"
 import {
   ApprovalAlreadyDecided,
   ApprovalExpired,
@@ -67,6 +68,23 @@ import {
   ServiceToolNotOffered,
   ServiceUnreachable
 } from "../../services/node/ServiceErrors.js"
+import {
+  ActionInProgress,
+  ActionNotOffered,
+  ActionUnavailable,
+  AlreadyRetried,
+  BackgroundBusy,
+  NotAnUpdate,
+  NoticeNotFound,
+  SkippedVersionNotFound,
+  SnoozeInvalid,
+  SurfaceOnlyAction,
+  UndoExpired,
+  UnknownNoticeAction,
+  WorkNotFound,
+  WorkNotRetryable,
+  WorkNotRunning
+} from "../../services/node/InboxErrors.js"
 import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
 import { SecretNameReserved, SecretStoreUnavailable } from "../../services/node/SecretErrors.js"
 import {
@@ -151,6 +169,19 @@ const rows: ReadonlyArray<Row> = [
     "CONVERSATION_BUSY",
     { deleted: false, decision: { kind: "refused", say: "A reply is still being written" } }
   ],
+  [
+    new DeletionPermitInvalid({ reason: "expired", say: "That deletion permit expired." }),
+    409,
+    "DELETION_PERMIT_INVALID",
+    { deleted: false, decision: { kind: "refused", say: "That deletion permit expired." }, reason: "expired" }
+  ],
+  [new ConfirmationNotFound(), 404, "RESOURCE_NOT_FOUND", {}],
+  [
+    new ThemeNotAvailable({ themeRef: "package:x#y", code: "THEME_NOT_INSTALLED", reason: "x is not installed" }),
+    409,
+    "THEME_NOT_INSTALLED",
+    {}
+  ],
   // Packages
   [new LocalSourceUnreadable({ reason: "link", path: "a/b" }), 400, "LOCAL_SOURCE_UNREADABLE", { reason: "link", path: "a/b" }],
   [
@@ -231,6 +262,26 @@ const rows: ReadonlyArray<Row> = [
     { field: "mimeType", reason: "type-mismatch" }
   ],
   [new InstanceUnknown({ conversationId: "c", instanceId: "w" }), 404, "INSTANCE_UNKNOWN", {}],
+  [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
+  [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
+  [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new ActionNotOffered({ noticeId: "ntc_1", action: "retry" }), 409, "ACTION_NOT_OFFERED", { action: "retry" }],
+  [
+    new ActionUnavailable({ noticeId: "ntc_1", action: "update", reason: "package-gone" }),
+    409,
+    "ACTION_UNAVAILABLE",
+    { action: "update", unavailable: "package-gone" }
+  ],
+  [new ActionInProgress({ noticeId: "ntc_1", action: "update" }), 409, "ACTION_IN_PROGRESS", { action: "update" }],
+  [new UndoExpired({ noticeId: "ntc_1", dismissedAt: "2026-01-01T00:00:00.000Z" }), 409, "UNDO_EXPIRED", { dismissedAt: "2026-01-01T00:00:00.000Z" }],
+  [new SnoozeInvalid({ problem: "too-far" }), 400, "INVALID_INPUT", { field: "until", reason: "too-far" }],
+  [new NotAnUpdate({ noticeId: "ntc_1", kind: "question-expired" }), 409, "NOT_AN_UPDATE", {}],
+  [new SkippedVersionNotFound({ kind: "package", name: "p", version: "1.0.0" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new WorkNotFound({ workId: "task_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new AlreadyRetried({ workId: "task_1", retriedAs: "task_2" }), 409, "ALREADY_RETRIED", { retriedAs: "task_2" }],
+  [new WorkNotRetryable({ workId: "task_1", status: "completed" }), 409, "WORK_NOT_RETRYABLE", { status: "completed" }],
+  [new BackgroundBusy({ reason: "conversation-busy" }), 429, "BACKGROUND_BUSY", { reason: "conversation-busy" }],
+  [new WorkNotRunning({ workId: "task_1", status: "completed" }), 409, "JOB_NOT_RUNNING", { status: "completed" }],
   [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
 ]
 
@@ -283,6 +334,9 @@ describe("toNodeError", () => {
       CallbackHostInvalid: true,
       PreferenceInvalid: true,
       DeletionRefused: true,
+      DeletionPermitInvalid: true,
+      ConfirmationNotFound: true,
+      ThemeNotAvailable: true,
       LocalSourceUnreadable: true,
       ManifestInvalid: true,
       ManifestVersionUnsupported: true,
@@ -311,6 +365,21 @@ describe("toNodeError", () => {
       LedgerUnavailable: true,
       EffectNotFound: true,
       EffectNotUnknown: true,
+      UnknownNoticeAction: true,
+      SurfaceOnlyAction: true,
+      NoticeNotFound: true,
+      ActionNotOffered: true,
+      ActionUnavailable: true,
+      ActionInProgress: true,
+      UndoExpired: true,
+      SnoozeInvalid: true,
+      NotAnUpdate: true,
+      SkippedVersionNotFound: true,
+      WorkNotFound: true,
+      AlreadyRetried: true,
+      WorkNotRetryable: true,
+      BackgroundBusy: true,
+      WorkNotRunning: true,
       NotImplementedYet: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))

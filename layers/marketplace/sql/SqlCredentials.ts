@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto"
 import type { Role, Scope } from "../../../schema/marketplace/Account.js"
 import type { Credential } from "../../../schema/marketplace/Security.js"
 import {
+  AccountSuspended,
   Credentials,
   type Profile,
   roleScopes,
@@ -64,17 +65,18 @@ export const make = Effect.gen(function*() {
       if (via === "cookie" && kind !== "session") return Option.none()
       const tokenHash = TokenFormat.hash(Redacted.value(token))
       const [row] = kind === "api-token"
-        ? yield* sql<Row>`SELECT t.user_id, t.scopes, t.expires_at, t.revoked_at, u.role
+        ? yield* sql<Row>`SELECT t.user_id, t.scopes, t.expires_at, t.revoked_at, u.role, u.suspended_at
             FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ${tokenHash}`
         : kind === "oauth"
-        ? yield* sql<Row>`SELECT g.user_id, g.scopes, t.audience, t.expires_at, t.revoked_at, u.role
-            FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id
+        ? yield* sql<Row>`SELECT g.user_id, g.scopes, t.audience, t.expires_at, t.revoked_at, u.role,
+            u.suspended_at FROM oauth_access_tokens t JOIN oauth_grants g ON g.id = t.grant_id JOIN users u ON u.id = g.user_id
             WHERE t.token_hash = ${tokenHash}`
-        : yield* sql<Row>`SELECT s.user_id, s.expires_at, s.revoked_at, u.role
+        : yield* sql<Row>`SELECT s.user_id, s.expires_at, s.revoked_at, u.role, u.suspended_at
             FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = ${tokenHash}`
       if (row === undefined) return Option.none()
       const now = yield* Clock.currentTimeMillis
       if (!live(row, now)) return Option.none()
+      if (row.suspendedAt !== null && row.suspendedAt !== undefined) return yield* new AccountSuspended()
       const role = text(row.role) as Role
       // A token never carries more than its user's role allows today.
       const allowed = roleScopes[role]
@@ -90,7 +92,7 @@ export const make = Effect.gen(function*() {
         ...(kind === "oauth" ? { audience: text(row.audience) } : {})
       }
       return Option.some(credential)
-    }).pipe(Effect.orDie)
+    }).pipe(Effect.catchTag("SqlError", Effect.die))
 
   const createUser: Credentials["Type"]["createUser"] = (user) =>
     Effect.gen(function*() {

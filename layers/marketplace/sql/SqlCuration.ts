@@ -1,4 +1,8 @@
-/** CurationStore on SQLite or PostgreSQL. */
+/**
+ * CurationStore on SQLite or PostgreSQL. Each applied decision is written to
+ * `curation_log` (the package's status history) and to the audit log, in the
+ * transaction of the change.
+ */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer } from "effect"
 import type { CollectionCommand } from "../../../schema/marketplace/Catalog.js"
@@ -11,10 +15,13 @@ import {
   PackageNotFound,
   ReorderMismatch
 } from "../../../services/marketplace/Curation.js"
+import { AuditLog } from "../../../services/marketplace/AuditLog.js"
+import * as SqlAuditLog from "./SqlAuditLog.js"
 import { flag, int, type Row, text, textOrNull } from "./Rows.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const audit = yield* AuditLog
   const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, orElse: () => "sqlite" as const })
   const nowIso = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
@@ -31,6 +38,7 @@ export const make = Effect.gen(function*() {
 
   /** Moves the package to `next` (when `next` says so) and logs the decision. */
   const transition = (
+    action: "curation.status" | "curation.featured",
     name: string,
     actorId: string,
     next: (current: CurationStatus) => CurationStatus | undefined,
@@ -47,14 +55,22 @@ export const make = Effect.gen(function*() {
       yield* sql`UPDATE packages SET curation_status = ${to} WHERE id = ${row.id}`
       yield* sql`INSERT INTO curation_log (package_name, actor_id, from_status, to_status, reason, created_at)
         VALUES (${name}, ${actorId}, ${from}, ${to}, ${reason}, ${now})`
+      yield* audit.append({
+        actorId,
+        action,
+        targetKind: "package",
+        target: name,
+        before: { curationStatus: from },
+        after: { curationStatus: to, reason }
+      })
       return { name, curationStatus: to }
     })).pipe(Effect.catchTag("SqlError", Effect.die))
 
   const setStatus: CurationStore["Type"]["setStatus"] = ({ actorId, name, reason, status }) =>
-    transition(name, actorId, () => status, reason ?? null)
+    transition("curation.status", name, actorId, () => status, reason ?? null)
 
   const setFeatured: CurationStore["Type"]["setFeatured"] = ({ actorId, featured, name }) =>
-    transition(name, actorId, (current) => featured ? "featured" : current === "featured" ? "listed" : undefined, null)
+    transition("curation.featured", name, actorId, (current) => featured ? "featured" : current === "featured" ? "listed" : undefined, null)
 
   const log: CurationStore["Type"]["log"] = (name) =>
     sql<Row>`SELECT package_name, actor_id, from_status, to_status, reason, created_at FROM curation_log
@@ -178,10 +194,16 @@ export const make = Effect.gen(function*() {
       }
     })
 
-  const applyCollectionCommand: CurationStore["Type"]["applyCollectionCommand"] = (slug, input) =>
-    sql.withTransaction(command(slug, input)).pipe(Effect.catchTag("SqlError", Effect.die))
+  const applyCollectionCommand: CurationStore["Type"]["applyCollectionCommand"] = (slug, input, actorId) =>
+    sql.withTransaction(Effect.zipLeft(
+      command(slug, input),
+      actorId === undefined
+        ? Effect.void
+        : audit.append({ actorId, action: `collection.${input.action}`, targetKind: "collection", target: slug, after: input })
+    )).pipe(Effect.catchTag("SqlError", Effect.die))
 
   return CurationStore.of({ setStatus, setFeatured, log, applyCollectionCommand })
 })
 
-export const layer = Layer.effect(CurationStore, make)
+/** Needs only the database: it brings its own way to the audit log. */
+export const layer = Layer.effect(CurationStore, make).pipe(Layer.provide(SqlAuditLog.layer))

@@ -10,7 +10,10 @@ import artifacts from "./migrations/0003_artifacts.js"
 import packages from "./migrations/0004_packages.js"
 import connectionStates from "./migrations/0005_connection_states.js"
 import taskApprovals from "./migrations/0006_task_approvals.js"
+import widgetInstances from "./migrations/0007_widget_instances.js"
 import artifactWrites from "./migrations/0009_artifact_writes.js"
+import inbox from "./migrations/0010_inbox.js"
+import deletionPermits from "./migrations/0011_deletion_permits.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
@@ -19,7 +22,10 @@ const loader = Migrator.fromRecord({
   "0004_packages": packages,
   "0005_connection_states": connectionStates,
   "0006_task_approvals": taskApprovals,
-  "0009_artifact_writes": artifactWrites
+  "0007_widget_instances": widgetInstances,
+  "0009_artifact_writes": artifactWrites,
+  "0010_inbox": inbox,
+  "0011_deletion_permits": deletionPermits
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

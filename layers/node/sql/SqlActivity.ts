@@ -32,7 +32,9 @@ const TaskRow = Schema.Struct({
   replyStatus: Schema.NullOr(Schema.String),
   replyCreatedAt: Schema.NullOr(Schema.String),
   replyUpdatedAt: Schema.NullOr(Schema.String),
-  approvalWaiting: Schema.NullOr(Schema.String)
+  approvalWaiting: Schema.NullOr(Schema.String),
+  retryOf: Schema.NullOr(Schema.String),
+  retriedAs: Schema.NullOr(Schema.String)
 })
 
 /** Cursor: the audit row id, as text. */
@@ -88,7 +90,7 @@ export const make = Effect.gen(function*() {
       return { activity: page, nextCursor: rows.length > limit ? String(rows[limit - 1]!.id) : null }
     })
 
-  const work: Activity["Type"]["work"] = ({ conversationId, limit }) =>
+  const work = ({ conversationId, limit, workId }: { conversationId?: string | undefined; limit: number; workId?: string }) =>
     Effect.gen(function*() {
       const now = DateTime.formatIso(DateTime.unsafeMake(yield* Clock.currentTimeMillis))
       // One row per task: its first user message, its reply (the host's own ask-again lines are not replies).
@@ -96,11 +98,14 @@ export const make = Effect.gen(function*() {
         SELECT u.task_id, u.conversation_id, u.origin, u.blocks, u.created_at, u.status AS message_status,
           r.status AS reply_status, r.created_at AS reply_created_at, r.updated_at AS reply_updated_at,
           (SELECT t.id FROM task_approvals t WHERE t.task_id = u.task_id AND t.status = 'asked'
-            AND t.expires_at > ${now} ORDER BY t.requested_at LIMIT 1) AS approval_waiting
+            AND t.expires_at > ${now} ORDER BY t.requested_at LIMIT 1) AS approval_waiting,
+          (SELECT w.work_id FROM work_retries w WHERE w.retried_as = u.task_id) AS retry_of,
+          (SELECT w.retried_as FROM work_retries w WHERE w.work_id = u.task_id) AS retried_as
         FROM messages u
         LEFT JOIN messages r ON r.task_id = u.task_id AND r.role = 'assistant' AND r.host_written IS NULL
         WHERE u.role = 'user' AND u.task_id IS NOT NULL
           ${conversationId === undefined ? sql`` : sql`AND u.conversation_id = ${conversationId}`}
+          ${workId === undefined ? sql`` : sql`AND u.task_id = ${workId}`}
           AND u.seq = (SELECT MIN(f.seq) FROM messages f
             WHERE f.conversation_id = u.conversation_id AND f.task_id = u.task_id AND f.role = 'user')
         ORDER BY u.created_at DESC, u.rowid DESC LIMIT ${limit}`.pipe(
@@ -122,6 +127,8 @@ export const make = Effect.gen(function*() {
           createdAt: row.createdAt,
           ...(row.replyCreatedAt === null ? {} : { startedAt: row.replyCreatedAt }),
           ...(finished.has(status) && row.replyUpdatedAt !== null ? { endedAt: row.replyUpdatedAt } : {}),
+          ...(row.retryOf === null ? {} : { retryOf: row.retryOf }),
+          ...(row.retriedAs === null ? {} : { retriedAs: row.retriedAs }),
           ...(row.approvalWaiting !== null
             ? { waitingFor: { kind: "task-approval", approvalId: row.approvalWaiting } as const }
             : unknownEffect !== null
@@ -131,7 +138,10 @@ export const make = Effect.gen(function*() {
       })
     })
 
-  return Activity.of({ activity, work })
+  const workItem: Activity["Type"]["workItem"] = (workId) =>
+    Effect.map(work({ workId, limit: 1 }), (items) => Option.fromNullable(items[0]))
+
+  return Activity.of({ activity, work, workItem })
 })
 
 export const layer = Layer.effect(Activity, make)

@@ -194,6 +194,15 @@ export const make = ({ checkpoints, ended, model, nextSteers, packageTools, runT
       publish(turn, done)
       yield* Deferred.succeed(turn.result, done.data as MessageResult)
       yield* ended(turn)
+      // Work that did not finish by itself is in the inbox, with Retry (docs/decisions.md, "Background work").
+      if (status === "failed" || (status === "stopped" && note === notes.wallClock(wallClock))) {
+        yield* store.insertNotice({
+          kind: "work-failed",
+          conversationId: turn.conversationId,
+          subjectId: turn.taskId,
+          data: { reason: status === "failed" ? "failed" : "wall-clock", note }
+        })
+      }
     })
 
   /** The turn's whole life, on its own fiber: interrupting that fiber stops it with its text kept. */

@@ -73,5 +73,11 @@ export const recover = (store: ConversationStore["Type"]) =>
           } satisfies MessageResult
         })
       }])
+      yield* store.insertNotice({
+        kind: "work-failed",
+        conversationId,
+        subjectId: taskId,
+        data: { reason: "restart", note: notes.restart }
+      })
     }
   })

@@ -93,7 +93,7 @@ export const CurationLive = HttpApiBuilder.group(MarketplaceApi, "curation", (ha
             userId,
             route: "POST /curation/collections/{slug}",
             requestHash: requestHash("POST", `/curation/collections/${path.slug}`, payload)
-          }, CollectionOutcome, curation.applyCollectionCommand(path.slug, payload).pipe(
+          }, CollectionOutcome, curation.applyCollectionCommand(path.slug, payload, userId).pipe(
             Effect.mapError(commandFailure),
             Effect.zipRight(state(path.slug))
           ))

@@ -56,7 +56,9 @@ export const AuthenticationLive = Layer.effect(
 
     const check = (token: Redacted.Redacted, via: "bearer" | "cookie") =>
       Effect.gen(function*() {
-        const found = yield* credentials.authenticate(token, via)
+        const found = yield* credentials.authenticate(token, via).pipe(
+          Effect.catchTag("AccountSuspended", () => new Forbidden({ message: "The account is suspended" }))
+        )
         if (Option.isNone(found)) return yield* notValid()
         if (found.value.kind === "oauth" && found.value.audience !== audience) {
           // Said plainly: an audience mismatch is a configuration problem (MARKETPLACE_PUBLIC_ORIGIN, or the

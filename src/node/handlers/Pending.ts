@@ -14,9 +14,6 @@ const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "t
 export const ComposerPending = HttpApiBuilder.group(NodeApi, "composer", (handlers) =>
   handlers.handle("suggestions", notYet))
 
-export const DeletionPending = HttpApiBuilder.group(NodeApi, "deletion", (handlers) =>
-  handlers.handle("delete", notYet).handle("confirm", notYet))
-
 export const WidgetsPending = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
   handlers
     .handle("export", notYet)
@@ -35,14 +32,6 @@ export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtif
     .handle("attach", notYet)
     .handle("discard", notYet))
 
-export const InboxPending = HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
-  handlers
-    .handle("inbox", notYet)
-    .handle("skipVersion", notYet)
-    .handle("unskipVersion", notYet)
-    .handle("removeSkippedVersion", notYet)
-    .handle("noticeAction", notYet))
-
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
     .handle("themes", notYet)
@@ -53,16 +42,10 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
     .handle("setFont", notYet)
     .handle("setCodeFont", notYet))
 
-export const AppIntentsPending = HttpApiBuilder.group(NodeApi, "appIntents", (handlers) =>
-  handlers.handle("perform", notYet))
-
 /** Every group declared but not built yet. */
 export const PendingGroupsLive = Layer.mergeAll(
   ComposerPending,
-  DeletionPending,
   WidgetsPending,
   WidgetArtifactsPending,
-  InboxPending,
-  ThemesPending,
-  AppIntentsPending
+  ThemesPending
 )

@@ -1,6 +1,6 @@
 /**
  * The `work` group: background work, the activity log, unknown effects and task approvals. GET /work lists the
- * turns' tasks; retry and cancel (background work and jobs) answer 501 NOT_IMPLEMENTED until those land.
+ * turns' tasks (background work on this node, docs/decisions.md "Background work"); retry and cancel act on them.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
@@ -8,13 +8,11 @@ import { NodeApi } from "../../../schema/node/Api.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
 import { Activity } from "../../../services/node/Activity.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
+import { BackgroundWork } from "../../../services/node/BackgroundWork.js"
 import { Ledger } from "../../../services/node/Ledger.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
-import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
-import { toNodeError, wire } from "../http/Errors.js"
-
-const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
+import { wire } from "../http/Errors.js"
 
 export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
   Effect.gen(function*() {
@@ -23,12 +21,17 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     const tools = yield* PackageTools
     const activity = yield* Activity
     const engine = yield* TurnEngine
+    const work = yield* BackgroundWork
 
     return handlers
       .handle("list", ({ urlParams }) =>
         Effect.map(activity.work({ limit: urlParams.limit ?? 50, conversationId: urlParams.conversationId }), (work) => ({ work })))
-      .handle("retry", notYet)
-      .handle("cancel", notYet)
+      .handle("retry", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) => work.retry(path.id, caller)).pipe(
+          Effect.map((retried) => ({ accepted: true as const, ...retried })),
+          wire
+        ))
+      .handle("cancel", ({ path }) => Effect.flatMap(CurrentCaller, (caller) => work.cancel(path.id, caller)).pipe(wire))
       .handle("activity", ({ urlParams }) => activity.activity({ limit: urlParams.limit ?? 50, before: urlParams.before }))
       .handle("reconcile", ({ path, payload }) =>
         Effect.gen(function*() {

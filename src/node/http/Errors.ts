@@ -12,10 +12,12 @@ import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
 import type { ArtifactError, WriteProblem } from "../../../services/node/ArtifactErrors.js"
+import type { ThemeNotAvailable } from "../../../services/node/AppIntentErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
-import type { DeletionRefused } from "../../../services/node/DeletionErrors.js"
+import type { DeletionError } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
+import type { InboxError } from "../../../services/node/InboxErrors.js"
 import type { LedgerError } from "../../../services/node/LedgerErrors.js"
 import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
 import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
@@ -31,12 +33,14 @@ export type NodeDomainError =
   | TileError
   | SecretError
   | PreferenceInvalid
-  | DeletionRefused
+  | DeletionError
+  | ThemeNotAvailable
   | ApprovalError
   | ServiceCallError
   | LedgerError
   | ConnectionStartError
   | ArtifactError
+  | InboxError
   | NotImplementedYet
 
 /** At most this many characters of anything a client sent appear in a message. */
@@ -194,6 +198,16 @@ const mapping: Mapping = {
       deleted: false,
       decision: { kind: "refused", say: e.say }
     }),
+  DeletionPermitInvalid: (e) =>
+    refuse("DELETION_PERMIT_INVALID", `The deletion permit cannot be used (${e.reason}); nothing was deleted`, {
+      deleted: false,
+      decision: { kind: "refused", say: e.say },
+      reason: e.reason
+    }),
+  // App intents: a theme that cannot be drawn, under its own THEME_* code
+  ThemeNotAvailable: (e) => refuse(e.code, `The theme ${quote(e.themeRef)} cannot be used: ${e.reason}; nothing was stored`),
+  ConfirmationNotFound: () =>
+    refuse("RESOURCE_NOT_FOUND", "No confirmation is waiting under that token (never issued, answered or expired)"),
   // Packages: reading, installing, approvals
   LocalSourceUnreadable: (e) =>
     refuse("LOCAL_SOURCE_UNREADABLE", unreadableMessages[e.reason], {
@@ -282,6 +296,38 @@ const mapping: Mapping = {
       ...(e.limitBytes === undefined ? {} : { limitBytes: e.limitBytes })
     }),
   InstanceUnknown: (e) => refuse("INSTANCE_UNKNOWN", `No widget ${quote(e.instanceId)} in this conversation`),
+  // The inbox and background work (docs/decisions.md, "Inbox and background work")
+  UnknownNoticeAction: (e) =>
+    refuse("UNKNOWN_ACTION", `${quote(e.given)} is not a notice action (names are read as written, never decoded)`),
+  SurfaceOnlyAction: (e) => refuse("SURFACE_ACTION", `${quote(e.action)} is done by the app itself`, { action: e.action }),
+  NoticeNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No notice ${quote(e.noticeId)}`),
+  ActionNotOffered: (e) => refuse("ACTION_NOT_OFFERED", `The notice does not offer ${e.action} now`, { action: e.action }),
+  ActionUnavailable: (e) =>
+    refuse("ACTION_UNAVAILABLE", `The notice lists ${e.action}, but it cannot be taken (${e.reason})`, {
+      action: e.action,
+      unavailable: e.reason
+    }),
+  ActionInProgress: (e) => refuse("ACTION_IN_PROGRESS", `The notice's ${e.action} is already under way`, { action: e.action }),
+  UndoExpired: (e) =>
+    refuse("UNDO_EXPIRED", "A dismissed notice can be restored for five minutes only", { dismissedAt: e.dismissedAt }),
+  SnoozeInvalid: (e) =>
+    refuse("INVALID_INPUT", {
+      missing: "snooze needs until, an ISO instant",
+      past: "until must lie ahead",
+      "too-far": "until must be at most 30 days ahead"
+    }[e.problem], { field: "until", reason: e.problem }),
+  NotAnUpdate: (e) => refuse("NOT_AN_UPDATE", `The notice is not an update (${e.kind})`),
+  SkippedVersionNotFound: (e) =>
+    refuse("RESOURCE_NOT_FOUND", `No skipped version ${quote(`${e.kind}/${e.name}@${e.version}`)}`),
+  WorkNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No work ${quote(e.workId)}`),
+  AlreadyRetried: (e) => refuse("ALREADY_RETRIED", "This work was already retried", { retriedAs: e.retriedAs }),
+  WorkNotRetryable: (e) =>
+    refuse("WORK_NOT_RETRYABLE", `Only failed, stopped or cut-off work can be retried (this is ${e.status})`, {
+      status: e.status
+    }),
+  BackgroundBusy: (e) =>
+    refuse("BACKGROUND_BUSY", "The node cannot take this work now; it stays retryable", { reason: e.reason }),
+  WorkNotRunning: (e) => refuse("JOB_NOT_RUNNING", `The work is not running (${e.status})`, { status: e.status }),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }

@@ -12,8 +12,8 @@ import { startMarketplace } from "../../support/MarketplaceServer.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import { query, typedClient, wire } from "../../support/NodeFixtures.js"
-import * as Registry from "./fixtures/Registry.js"
-import { integrityOf, packFolder } from "./fixtures/Tarballs.js"
+import * as Registry from "../../support/registry/Registry.js"
+import { integrityOf, packFolder } from "../../support/registry/Tarballs.js"
 
 const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages")
 const name = "@clark-examples/tide-widget"

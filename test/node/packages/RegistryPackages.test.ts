@@ -12,12 +12,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as FsPackageFolders from "../../../layers/node/fs/FsPackageFolders.js"
-import * as HttpRegistryPackages from "../../../layers/node/registry/HttpRegistryPackages.js"
-import * as Unpack from "../../../layers/node/registry/Unpack.js"
+import * as HttpRegistryPackages from "../../../layers/registry/HttpRegistryPackages.js"
+import * as Unpack from "../../../layers/registry/Unpack.js"
 import { TarballRefused } from "../../../services/node/PackageErrors.js"
 import { RegistryPackages } from "../../../services/node/RegistryPackages.js"
-import * as Registry from "./fixtures/Registry.js"
-import { gzip, hostile, integrityOf, packFolder, rawTar } from "./fixtures/Tarballs.js"
+import * as Registry from "../../support/registry/Registry.js"
+import { gzip, hostile, integrityOf, packFolder, rawTar } from "../../support/registry/Tarballs.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const examples = path.resolve(here, "../../../examples/packages")

@@ -15,10 +15,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as HttpRegistryPackages from "../../../layers/node/registry/HttpRegistryPackages.js"
-import { purl, type VerifyBundle } from "../../../layers/node/registry/Provenance.js"
-import * as Registry from "./fixtures/Registry.js"
-import { integrityOf, packFolder } from "./fixtures/Tarballs.js"
+import * as HttpRegistryPackages from "../../../layers/registry/HttpRegistryPackages.js"
+import { purl, type VerifyBundle } from "../../../layers/registry/Provenance.js"
+import * as Registry from "../../support/registry/Registry.js"
+import { integrityOf, packFolder } from "../../support/registry/Tarballs.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const source = path.resolve(here, "../../../examples/packages/harbour-theme")

@@ -9,7 +9,7 @@
  * is refused without any network use; Sigstore itself reads its trust root through TUF.
  */
 import { Effect, Schema } from "effect"
-import { ProvenanceInvalid } from "../../../services/node/PackageErrors.js"
+import { ProvenanceInvalid } from "../../services/registry/RegistryErrors.js"
 import type { RegistryKey } from "./Packument.js"
 
 export const slsaPredicatePrefix = "https://slsa.dev/provenance/"

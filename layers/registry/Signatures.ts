@@ -6,7 +6,7 @@
  */
 import { Effect, Option } from "effect"
 import { createPublicKey, createVerify } from "node:crypto"
-import { SignatureInvalid } from "../../../services/node/PackageErrors.js"
+import { SignatureInvalid } from "../../services/registry/RegistryErrors.js"
 import type { Chosen, RegistryKey } from "./Packument.js"
 
 export const signedMessage = (name: string, version: string, integrity: string) => `${name}@${version}:${integrity}`

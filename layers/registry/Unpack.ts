@@ -11,8 +11,8 @@ import * as fs from "node:fs/promises"
 import * as tar from "tar"
 import { promisify } from "node:util"
 import * as zlib from "node:zlib"
-import { packageLimits } from "../../../services/node/ContentDigest.js"
-import { TarballRefused } from "../../../services/node/PackageErrors.js"
+import { packageLimits } from "../../services/node/ContentDigest.js"
+import { TarballRefused } from "../../services/registry/RegistryErrors.js"
 
 export type Limits = { readonly [K in keyof typeof packageLimits]: number } & {
   /** Compressed tarball bytes, refused while streaming. */

@@ -4,7 +4,7 @@
  */
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { type Duration, Effect, Stream } from "effect"
-import { RegistryUnavailable } from "../../../services/node/PackageErrors.js"
+import { RegistryUnavailable } from "../../services/registry/RegistryErrors.js"
 
 export type Stage = RegistryUnavailable["stage"]
 

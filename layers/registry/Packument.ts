@@ -3,7 +3,7 @@
  * decoded, since a popular package lists thousands), its `dist`, and the registry's signing keys.
  */
 import { Effect, Option, Schema } from "effect"
-import { PackageNotInRegistry, RegistryUnavailable } from "../../../services/node/PackageErrors.js"
+import { PackageNotInRegistry, RegistryUnavailable } from "../../services/registry/RegistryErrors.js"
 
 export const Signature = Schema.Struct({ keyid: Schema.String, sig: Schema.String })
 
@@ -46,6 +46,9 @@ export interface Chosen {
   readonly dist: Dist
   /** When the registry says this version was published (full packuments only). */
   readonly published: Option.Option<Date>
+  /** Every version the packument lists, and its `latest` dist-tag (the indexer's re-check reads them). */
+  readonly versions: ReadonlyArray<string>
+  readonly latest: string | undefined
 }
 
 /** Picks `version`, or the `latest` dist-tag, out of a packument's bytes. */
@@ -65,5 +68,11 @@ export const choose = (name: string, version: string | undefined, body: Buffer) 
     if (manifest.name !== name || manifest.version !== wanted) return yield* invalid("version names another package")
     const time = packument.time?.[wanted]
     const published = typeof time === "string" && Number.isFinite(Date.parse(time)) ? Option.some(new Date(time)) : Option.none()
-    return { version: wanted, dist: manifest.dist, published } satisfies Chosen
+    return {
+      version: wanted,
+      dist: manifest.dist,
+      published,
+      versions: Object.keys(packument.versions),
+      latest: packument["dist-tags"]?.latest
+    } satisfies Chosen
   })

@@ -1,0 +1,49 @@
+/**
+ * ConversationActivity over what the node runs today: running turns (and the messages waiting for them), open
+ * questions, task approvals waiting for the person and unknown effects in the ledger. Jobs, background work and
+ * widget actions are added by their own issues as further `ActivitySource`s (`layer([...sources])`).
+ */
+import { Effect, Layer } from "effect"
+import { type ActivitySource, ConversationActivity, type Unsettled } from "../../services/node/ConversationActivity.js"
+import { ConversationStore } from "../../services/node/ConversationStore.js"
+import { Ledger } from "../../services/node/Ledger.js"
+import { TaskApprovals } from "../../services/node/TaskApprovals.js"
+import { TurnEngine } from "../../services/node/TurnEngine.js"
+
+export const make = (extra: ReadonlyArray<ActivitySource>) =>
+  Effect.gen(function*() {
+    const engine = yield* TurnEngine
+    const store = yield* ConversationStore
+    const approvals = yield* TaskApprovals
+    const ledger = yield* Ledger
+    const own: ReadonlyArray<ActivitySource> = [
+      (conversationId) =>
+        Effect.map(engine.isRunning(conversationId), (running): ReadonlyArray<Unsettled> =>
+          running ? [{ kind: "turn", id: conversationId }] : []),
+      (conversationId) =>
+        Effect.map(store.openQuestions, (questions) =>
+          questions.filter((q) => q.conversationId === conversationId).map((q): Unsettled => ({ kind: "question", id: q.id }))),
+      (conversationId) =>
+        Effect.map(approvals.waiting, (waiting) =>
+          waiting.filter((a) => a.conversationId === conversationId).map((a): Unsettled => ({
+            kind: "task-approval",
+            id: a.approvalId
+          }))),
+      (conversationId) =>
+        Effect.map(ledger.unknownEffects, (effects) =>
+          effects.filter((e) => e.conversationId === conversationId).map((e): Unsettled => ({
+            kind: "unknown-effect",
+            id: e.effectId
+          })))
+    ]
+    const sources = [...own, ...extra]
+    return ConversationActivity.of({
+      unsettled: (conversationId) =>
+        Effect.map(
+          Effect.forEach(sources, (source) => source(conversationId), { concurrency: "unbounded" }),
+          (answers) => answers.flat()
+        )
+    })
+  })
+
+export const layer = (extra: ReadonlyArray<ActivitySource> = []) => Layer.effect(ConversationActivity, make(extra))
