@@ -169,7 +169,7 @@ export class WidgetArtifactsGroup extends HttpApiGroup.make("widgetArtifacts")
       .setPath(WidgetPath)
       .setPayload(PickArtifact)
       .addSuccess(ArtifactCreated, { status: 201 })
-      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "NOT_IMPLEMENTED"))
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "ARTIFACT_INSTANCE_QUOTA_EXCEEDED", "NOT_IMPLEMENTED"))
       .middleware(PersonOnly)
   )
   .add(

@@ -140,6 +140,13 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
     issues: Schema.optional(Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String }))),
     reason: Schema.optional(Schema.String),
     /** A body, header or nesting over the node's limit: the limit it broke (README, "Request limits of the node"). */
+    limitBytes: Schema.optional(Schema.Int),
+    /** Where an artifact being written ends, when a chunk did not start there. */
+    sizeBytes: Schema.optional(Schema.Int)
+  },
+  ARTIFACT_INSTANCE_QUOTA_EXCEEDED: {
+    /** `instance`: the widget's own 128 MiB; `share`: all conversation artifacts' 1 GiB. */
+    scope: Schema.optional(Schema.Literal("instance", "share")),
     limitBytes: Schema.optional(Schema.Int)
   },
   LOCAL_SOURCE_UNREADABLE: {

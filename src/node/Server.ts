@@ -42,6 +42,7 @@ import { RegistryPackages } from "../../services/node/RegistryPackages.js"
 import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
+import { ArtifactsLive } from "./handlers/Artifacts.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { AppIntentsLive } from "./handlers/AppIntents.js"
 import { DeletionLive } from "./handlers/Deletion.js"
@@ -217,6 +218,7 @@ export const ApiLive = (
       PreferencesLive,
       PackagesLive,
       WorkLive,
+      ArtifactsLive,
       InboxLive,
       DeletionLive,
       AppIntentsLive,

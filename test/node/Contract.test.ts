@@ -347,7 +347,10 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("cancel", unbuilt)
       .handle("activity", unbuilt)
       .handle("reconcile", unbuilt)
-      .handle("decideTaskApproval", unbuilt))
+      .handle("decideTaskApproval", unbuilt)),
+  // Built in src/node/handlers/Artifacts.ts.
+  HttpApiBuilder.group(NodeApi, "artifacts", (handlers) =>
+    handlers.handle("get", unbuilt).handle("content", unbuilt).handle("export", unbuilt))
 )
 
 describe("pending node handlers", () => {

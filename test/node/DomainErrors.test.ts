@@ -8,6 +8,14 @@ import { Effect, Schema } from "effect"
 import { NodeError, wireOfCode } from "../../schema/node/Errors.js"
 import { PersonOnlyRefused, Unauthenticated } from "../../services/node/AccessErrors.js"
 import {
+  ArtifactNotCreator,
+  ArtifactNotFinalized,
+  ArtifactNotFound,
+  ArtifactStorageFull,
+  ArtifactWriteRefused,
+  InstanceUnknown
+} from "../../services/node/ArtifactErrors.js"
+import {
   AlreadyAskedAgain,
   AnswerInvalid,
   ConversationNotFound,
@@ -242,6 +250,29 @@ const rows: ReadonlyArray<Row> = [
   [new LedgerUnavailable({ operation: "record", detail: "SqliteError: attempt to write a readonly database" }), 503, "LEDGER_UNAVAILABLE", {}],
   [new EffectNotFound({ effectId: "eff_1" }), 404, "RESOURCE_NOT_FOUND", {}],
   [new EffectNotUnknown({ effectId: "eff_1", status: "confirmed" }), 409, "EFFECT_NOT_UNKNOWN", { status: "confirmed" }],
+  // Widget files
+  [new ArtifactNotFound({ artifactId: "art_1" }), 404, "ARTIFACT_NOT_FOUND", {}],
+  [new ArtifactNotFinalized({ artifactId: "art_1" }), 409, "ARTIFACT_NOT_FINALIZED", {}],
+  [new ArtifactNotCreator({ artifactId: "art_1" }), 403, "ARTIFACT_NOT_CREATOR", {}],
+  [
+    new ArtifactStorageFull({ scope: "instance", limitBytes: 134217728 }),
+    409,
+    "ARTIFACT_INSTANCE_QUOTA_EXCEEDED",
+    { scope: "instance", limitBytes: 134217728 }
+  ],
+  [
+    new ArtifactWriteRefused({ artifactId: "art_1", problem: "offset-mismatch", sizeBytes: 10 }),
+    400,
+    "INVALID_INPUT",
+    { field: "offset", reason: "offset-mismatch", sizeBytes: 10 }
+  ],
+  [
+    new ArtifactWriteRefused({ artifactId: "art_1", problem: "type-mismatch", found: "image/png" }),
+    400,
+    "INVALID_INPUT",
+    { field: "mimeType", reason: "type-mismatch" }
+  ],
+  [new InstanceUnknown({ conversationId: "c", instanceId: "w" }), 404, "INSTANCE_UNKNOWN", {}],
   [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
   [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
   [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
@@ -324,6 +355,12 @@ describe("toNodeError", () => {
     const every: Record<NodeDomainError["_tag"], true> = {
       ConversationNotFound: true,
       TurnNotFound: true,
+      ArtifactNotFound: true,
+      ArtifactNotFinalized: true,
+      ArtifactNotCreator: true,
+      ArtifactStorageFull: true,
+      ArtifactWriteRefused: true,
+      InstanceUnknown: true,
       LastEventIdInvalid: true,
       ReferenceNotAvailable: true,
       QuestionNotFound: true,

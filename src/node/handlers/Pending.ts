@@ -25,9 +25,6 @@ export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtif
     .handle("attach", notYet)
     .handle("discard", notYet))
 
-export const ArtifactsPending = HttpApiBuilder.group(NodeApi, "artifacts", (handlers) =>
-  handlers.handle("get", notYet).handle("content", notYet).handle("export", notYet))
-
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
     .handle("themes", notYet)
@@ -42,6 +39,5 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
 export const PendingGroupsLive = Layer.mergeAll(
   ComposerPending,
   WidgetArtifactsPending,
-  ArtifactsPending,
   ThemesPending
 )

@@ -11,6 +11,7 @@ import { Effect, Match } from "effect"
 import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
+import type { ArtifactError, WriteProblem } from "../../../services/node/ArtifactErrors.js"
 import type { ThemeNotAvailable } from "../../../services/node/AppIntentErrors.js"
 import type { ConversationError } from "../../../services/node/ConversationErrors.js"
 import type { ConnectionStartError, CredentialNameProblem } from "../../../services/node/CredentialErrors.js"
@@ -39,6 +40,7 @@ export type NodeDomainError =
   | ServiceCallError
   | LedgerError
   | ConnectionStartError
+  | ArtifactError
   | InboxError
   | NotImplementedYet
   | WidgetError
@@ -122,6 +124,23 @@ const pressInputMessages = {
   "clock-bound": "The state is more than one day past the node's clock",
   "semantic-not-held": "The node does not hold the widget description this press reads"
 } as const
+const writeProblemMessages: Record<WriteProblem, (e: { sizeBytes?: number | undefined; limitBytes?: number | undefined; found?: string | undefined }) => string> = {
+  "offset-mismatch": (e) => `The file ends at byte ${e.sizeBytes ?? 0}: a chunk must start there`,
+  finalized: () => "The file is finalized: its bytes can no longer change",
+  "too-large": (e) => `A file may hold at most ${e.limitBytes ?? 0} bytes`,
+  "type-mismatch": (e) => `The bytes are not the declared type (they look like ${e.found ?? "something else"})`,
+  "not-accepted": () => "The file is not one of the types the widget accepts",
+  "not-writable": () => "This widget may read the file but not write it"
+}
+
+const writeProblemFields: Record<WriteProblem, string | null> = {
+  "offset-mismatch": "offset",
+  finalized: null,
+  "too-large": "contentBase64",
+  "type-mismatch": "mimeType",
+  "not-accepted": "mimeType",
+  "not-writable": null
+}
 
 const refuse = (code: NodeErrorCode, message: string, members: Record<string, unknown> = {}) =>
   new NodeError({ code, message, members })
@@ -292,6 +311,26 @@ const mapping: Mapping = {
     refuse("EFFECT_NOT_UNKNOWN", `The effect ${quote(e.effectId)} is not waiting for an answer (${e.status})`, {
       status: e.status
     }),
+  // Widget files (docs/decisions.md, "Artifacts")
+  ArtifactNotFound: (e) => refuse("ARTIFACT_NOT_FOUND", `No artifact ${quote(e.artifactId)} for this caller`),
+  ArtifactNotFinalized: (e) => refuse("ARTIFACT_NOT_FINALIZED", `The artifact ${quote(e.artifactId)} is still being written`),
+  ArtifactNotCreator: (e) => refuse("ARTIFACT_NOT_CREATOR", `The artifact ${quote(e.artifactId)} was not made by this widget`),
+  ArtifactStorageFull: (e) =>
+    refuse(
+      "ARTIFACT_INSTANCE_QUOTA_EXCEEDED",
+      e.scope === "instance"
+        ? `The widget's own files may hold at most ${e.limitBytes} bytes`
+        : `All conversation artifacts together may hold at most ${e.limitBytes} bytes`,
+      { scope: e.scope, limitBytes: e.limitBytes }
+    ),
+  ArtifactWriteRefused: (e) =>
+    refuse("INVALID_INPUT", writeProblemMessages[e.problem](e), {
+      field: writeProblemFields[e.problem],
+      reason: e.problem,
+      ...(e.sizeBytes === undefined ? {} : { sizeBytes: e.sizeBytes }),
+      ...(e.limitBytes === undefined ? {} : { limitBytes: e.limitBytes })
+    }),
+  InstanceUnknown: (e) => refuse("INSTANCE_UNKNOWN", `No widget ${quote(e.instanceId)} in this conversation`),
   // The inbox and background work (docs/decisions.md, "Inbox and background work")
   UnknownNoticeAction: (e) =>
     refuse("UNKNOWN_ACTION", `${quote(e.given)} is not a notice action (names are read as written, never decoded)`),
