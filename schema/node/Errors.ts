@@ -196,6 +196,19 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
     reason: Schema.Literal("unknown", "used", "expired", "other-conversation", "other-person")
   },
   MAP_TILES_RATE_LIMITED: { retryAfterSeconds: Schema.Number },
+  // The inbox's notice actions and background work (docs/decisions.md, "Inbox and background work").
+  SURFACE_ACTION: { action: Schema.optional(Schema.String) },
+  ACTION_NOT_OFFERED: { action: Schema.optional(Schema.String) },
+  ACTION_UNAVAILABLE: {
+    action: Schema.optional(Schema.String),
+    unavailable: Schema.Literal("conversation-gone", "work-gone", "package-gone", "already-current")
+  },
+  ACTION_IN_PROGRESS: { action: Schema.optional(Schema.String) },
+  UNDO_EXPIRED: { dismissedAt: Schema.optional(Schema.String) },
+  ALREADY_RETRIED: { retriedAs: Schema.optional(Schema.String) },
+  WORK_NOT_RETRYABLE: { status: Schema.optional(Schema.String) },
+  BACKGROUND_BUSY: { reason: Schema.optional(Schema.String) },
+  JOB_NOT_RUNNING: { status: Schema.optional(Schema.String) },
   // `offline` as GET /map-tiles says it (OfflineReason in Maps.ts, which depends on this module).
   MAP_TILE_KEY_UNAVAILABLE: {
     offline: Schema.optional(Schema.Literal("no-provider", "key-unavailable", "key-origin-mismatch"))
