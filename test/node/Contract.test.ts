@@ -330,6 +330,7 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("noticeAction", unbuilt)),
   // Built in src/node/handlers/Widgets.ts; export and the job routes still answer 501 there.
   HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
+    handlers
       .handle("instance", unbuilt)
       .handle("frame", unbuilt)
       .handle("publishSemantic", unbuilt)

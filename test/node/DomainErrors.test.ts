@@ -12,8 +12,7 @@ import {
   ArtifactNotFinalized,
   ArtifactNotFound,
   ArtifactStorageFull,
-  ArtifactWriteRefused,
-  InstanceUnknown
+  ArtifactWriteRefused
 } from "../../services/node/ArtifactErrors.js"
 import {
   AlreadyAskedAgain,
@@ -272,7 +271,6 @@ const rows: ReadonlyArray<Row> = [
     "INVALID_INPUT",
     { field: "mimeType", reason: "type-mismatch" }
   ],
-  [new InstanceUnknown({ conversationId: "c", instanceId: "w" }), 404, "INSTANCE_UNKNOWN", {}],
   [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
   [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
   [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
@@ -299,25 +297,31 @@ const rows: ReadonlyArray<Row> = [
   [new WidgetNotInstalled({ packageId: "p" }), 409, "NOT_INSTALLED", {}],
   [new NoFrame({ instanceId: "wgt_1" }), 400, "UNSUPPORTED_ACTION", { reason: "host-drawn" }],
   [new PressSchemaInvalid({ reason: "reserved-invocation-id" }), 400, "INVALID_SCHEMA", { reason: "reserved-invocation-id" }],
+  [
     new PressUnsupported({ actionBindingId: "refresh", reason: "variant-on-other-binding" }),
     400,
     "UNSUPPORTED_ACTION",
     { reason: "variant-on-other-binding", actionBindingId: "refresh" }
   ],
+  [
     new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" }),
     400,
     "INVALID_INPUT",
     { field: "expectedRevision", reason: "stale-revision" }
   ],
+  [
     new PressRateLimited({ actionBindingId: "refresh", limit: 6, retryAfterMs: 1500 }),
     429,
     "RATE_LIMITED",
     { outcome: "refused", mayHaveRun: false, recorded: false, limit: 6, retryAfterMs: 1500 }
   ],
+  [
     new PressInterrupted({ invocationId: "i1" }),
+    409,
     "ACTION_INTERRUPTED",
     { outcome: "uncertain", mayHaveRun: true, recorded: false }
   ],
+  [
     new PressFailed({
       failure: "service-timed-out",
       outcome: "uncertain",
@@ -337,6 +341,7 @@ const rows: ReadonlyArray<Row> = [
       effectId: "eff_1",
       workflow: [{ step: "call", status: "uncertain", code: "SERVICE_TIMED_OUT" }]
     }
+  ]
 ]
 
 describe("toNodeError", () => {
@@ -360,7 +365,6 @@ describe("toNodeError", () => {
       ArtifactNotCreator: true,
       ArtifactStorageFull: true,
       ArtifactWriteRefused: true,
-      InstanceUnknown: true,
       LastEventIdInvalid: true,
       ReferenceNotAvailable: true,
       QuestionNotFound: true,

@@ -124,6 +124,7 @@ const pressInputMessages = {
   "clock-bound": "The state is more than one day past the node's clock",
   "semantic-not-held": "The node does not hold the widget description this press reads"
 } as const
+
 const writeProblemMessages: Record<WriteProblem, (e: { sizeBytes?: number | undefined; limitBytes?: number | undefined; found?: string | undefined }) => string> = {
   "offset-mismatch": (e) => `The file ends at byte ${e.sizeBytes ?? 0}: a chunk must start there`,
   finalized: () => "The file is finalized: its bytes can no longer change",
@@ -364,7 +365,6 @@ const mapping: Mapping = {
     refuse("BACKGROUND_BUSY", "The node cannot take this work now; it stays retryable", { reason: e.reason }),
   WorkNotRunning: (e) => refuse("JOB_NOT_RUNNING", `The work is not running (${e.status})`, { status: e.status }),
   // Widgets (docs/decisions.md, "Widget presses")
-  InstanceUnknown: (e) => refuse("INSTANCE_UNKNOWN", `No widget ${quote(e.instanceId)} in this conversation`),
   WidgetNotInstalled: (e) =>
     refuse("NOT_INSTALLED", `The package ${quote(e.packageId)} is not installed as this widget was placed from; reinstall it`),
   NoFrame: () =>
@@ -376,6 +376,7 @@ const mapping: Mapping = {
     refuse("INVALID_INPUT", e.problem === undefined ? pressInputMessages[e.reason] : `${pressInputMessages[e.reason]}: ${e.problem}`, {
       field: e.field,
       reason: e.reason
+    }),
   PressRateLimited: (e) =>
     refuse("RATE_LIMITED", `This action takes at most ${e.limit} presses a minute`, {
       outcome: "refused",
@@ -383,11 +384,13 @@ const mapping: Mapping = {
       recorded: false,
       limit: e.limit,
       retryAfterMs: e.retryAfterMs
+    }),
   PressInterrupted: () =>
     refuse("ACTION_INTERRUPTED", "The press was cut off by a restart of the node; whether it ran is not known", {
       outcome: "uncertain",
       mayHaveRun: true,
       recorded: false
+    }),
   PressFailed: (e) =>
     refuse(pressFailures[e.failure].code, pressFailures[e.failure].message, {
       outcome: e.outcome,
@@ -397,6 +400,7 @@ const mapping: Mapping = {
       ...(e.readOnly === undefined ? {} : { readOnly: e.readOnly }),
       ...(e.taskId === undefined ? {} : { taskId: e.taskId }),
       ...(e.effectId === undefined ? {} : { effectId: e.effectId })
+    }),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }
