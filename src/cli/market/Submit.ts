@@ -59,6 +59,7 @@ export const submit = Command.make("submit", {
   )
 }).pipe(
   Command.withDescription(
-    "Ask the marketplace to index a registry package (scope packages:submit) and wait until it is indexed or failed"
+    "Ask the marketplace to index a registry package, and wait. Until it is indexed or failed (exit 1); " +
+      "needs the scope packages:submit"
   )
 )
