@@ -6,10 +6,27 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect, Layer, Option, Schema } from "effect"
 import { IndexJobId } from "../../../schema/marketplace/Submission.js"
-import { type ClaimedJob, IndexQueue } from "../../../services/marketplace/IndexQueue.js"
+import { type ClaimedJob, IndexQueue, type JobReason } from "../../../services/marketplace/IndexQueue.js"
 import { makeId } from "../../../services/common/Ids.js"
 
 const iso = (ms: number) => DateTime.formatIso(DateTime.unsafeMake(ms))
+
+/** A new job's row, due at once (`at`, ISO); `requested` is '' for the registry's latest. */
+export const queuedJobRow = (id: string, packageName: string, requested: string, reason: JobReason, at: string) => ({
+  id,
+  packageName,
+  requested,
+  version: null,
+  reason,
+  status: "queued",
+  error: null,
+  attempts: 0,
+  runAfter: at,
+  leaseUntil: null,
+  worker: null,
+  createdAt: at,
+  updatedAt: at
+})
 
 const ClaimedRow = Schema.Struct({
   id: IndexJobId,
@@ -75,23 +92,8 @@ export const make = Effect.gen(function*() {
     for (const { name } of packages) {
       const id = yield* makeId("ixj")
       // A job already queued or running for the latest version is left as it is.
-      const rows = yield* sql`INSERT INTO index_jobs ${
-        sql.insert({
-          id,
-          packageName: name,
-          requested: "",
-          version: null,
-          reason: "recheck",
-          status: "queued",
-          error: null,
-          attempts: 0,
-          runAfter: now,
-          leaseUntil: null,
-          worker: null,
-          createdAt: now,
-          updatedAt: now
-        })
-      } ON CONFLICT (package_name, requested) DO UPDATE SET status = 'queued', reason = 'recheck', error = NULL,
+      const rows = yield* sql`INSERT INTO index_jobs ${sql.insert(queuedJobRow(id, name, "", "recheck", now))}
+        ON CONFLICT (package_name, requested) DO UPDATE SET status = 'queued', reason = 'recheck', error = NULL,
           attempts = 0, run_after = excluded.run_after, updated_at = excluded.updated_at
         WHERE index_jobs.status IN ('indexed', 'failed')
         RETURNING id`

@@ -10,6 +10,7 @@ import { makeId } from "../../../services/common/Ids.js"
 import { PackageNotFound } from "../../../services/marketplace/Curation.js"
 import type { JobReason } from "../../../services/marketplace/IndexQueue.js"
 import { SubmissionNotFound, Submissions } from "../../../services/marketplace/Submissions.js"
+import { queuedJobRow } from "./SqlIndexQueue.js"
 
 const now = Clock.currentTimeMillis.pipe(Effect.map((ms) => DateTime.formatIso(DateTime.unsafeMake(ms))))
 
@@ -77,23 +78,8 @@ export const make = Effect.gen(function*() {
       const requeue = again.length === 0
         ? sql.literal("1 = 0")
         : sql.literal(`index_jobs.status IN (${again.map((s) => `'${s}'`).join(", ")})`)
-      yield* sql`INSERT INTO index_jobs ${
-        sql.insert({
-          id,
-          packageName,
-          requested,
-          version: null,
-          reason,
-          status: "queued",
-          error: null,
-          attempts: 0,
-          runAfter: at,
-          leaseUntil: null,
-          worker: null,
-          createdAt: at,
-          updatedAt: at
-        })
-      } ON CONFLICT (package_name, requested) DO UPDATE SET status = 'queued', reason = excluded.reason,
+      yield* sql`INSERT INTO index_jobs ${sql.insert(queuedJobRow(id, packageName, requested, reason, at))}
+        ON CONFLICT (package_name, requested) DO UPDATE SET status = 'queued', reason = excluded.reason,
           error = NULL, attempts = 0, run_after = excluded.run_after, updated_at = excluded.updated_at
         WHERE ${requeue}`
       const rows = yield* sql`SELECT id, package_name, requested, version, status, error, created_at, updated_at

@@ -176,8 +176,9 @@ describe.each(dialects)("submissions and the indexer on %s", (dialect) => {
     // Random text does not compress: the tarball stays far above the 20,000-byte limit set below.
     await publish("big-pkg", "1.0.0", { readme: randomBytes(150_000).toString("base64") })
     registry.publish({ name: "escape-pkg", version: "1.0.0", tarball: hostile([{ path: "package/../../evil.js", body: "pwned" }]) })
+    await publish("forged-pkg", "1.0.0", {}, { sign: "wrong" })
     const ids = new Map<string, string>()
-    for (const name of ["tampered-pkg", "big-pkg", "escape-pkg", "missing-pkg"]) {
+    for (const name of ["tampered-pkg", "big-pkg", "escape-pkg", "missing-pkg", "forged-pkg"]) {
       ids.set(name, (await submit(name)).body.submission.id)
     }
     const outcomes = await drain({ limits: { tarballBytes: 20_000 } })
@@ -187,13 +188,14 @@ describe.each(dialects)("submissions and the indexer on %s", (dialect) => {
     expect(byName["big-pkg"]!.error).toContain("too-large")
     expect(byName["escape-pkg"]!.error).toContain("path-escape")
     expect(byName["missing-pkg"]!.error).toContain("has no missing-pkg")
+    expect(byName["forged-pkg"]!.error).toBe("a registry signature does not verify: the signature does not verify")
     for (const [name, id] of ids) {
       const answer = await call(server, { method: "GET", path: `/api/v1/submissions/${id}`, headers: bearer(submitter.account.tokens.submit!) })
       expect(answer.body.status, name).toBe("failed")
       expect(answer.body.error, name).not.toContain(registry.url)
       expect((await server.request(`/api/v1/packages/${name}`)).status, name).toBe(404)
     }
-    expect(await server.query(rows("packages", "name IN ('tampered-pkg', 'big-pkg', 'escape-pkg', 'missing-pkg')"))).toEqual([])
+    expect(await server.query(rows("packages", "name IN ('tampered-pkg', 'big-pkg', 'escape-pkg', 'missing-pkg', 'forged-pkg')"))).toEqual([])
   })
 
   it("lists install scripts, and holds a package whose scripts are undeclared reach for review", async () => {
