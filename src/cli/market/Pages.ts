@@ -57,7 +57,7 @@ const renderSaved = (saved: SavedDraft) => `saved revision ${saved.revision.numb
 const slug = Args.text({ name: "SLUG" }).pipe(Args.withDescription("page slug; nested pages look like docs/getting-started"))
 
 const ifMatch = Options.text("if-match").pipe(
-  Options.withDescription("the page version the change is based on (shown by `pages show`); refused when the page has moved on")
+  Options.withDescription("the version the change is based on (from `pages show`); refused if the page moved on")
 )
 
 /** `7` or `"7"` as the header's entity tag. */
@@ -70,7 +70,7 @@ const list = Command.make("list", connectionOptions, (options) =>
 
 const show = Command.make("show", { ...connectionOptions, slug }, (options) =>
   request(options, (api) => api.pageAdmin.get({ path: { slug: options.slug }, withResponse: true }), renderPage)).pipe(
-    Command.withDescription("Show a page as its editors see it, with the version writes need (pages:read)")
+    Command.withDescription("Show a page as editors see it, with its version (pages:read)")
   )
 
 const revisions = Command.make("revisions", {
@@ -91,7 +91,7 @@ const revisions = Command.make("revisions", {
         (api) => api.pageAdmin.revisions({ path: { slug: options.slug }, withResponse: true }),
         (result) => renderRevisions(result.items)
       )
-  })).pipe(Command.withDescription("List a page's revisions, newest first, or print one's document (pages:read)"))
+  })).pipe(Command.withDescription("List a page's revisions, or print one's document (pages:read)"))
 
 const create = Command.make("create", {
   ...connectionOptions,
@@ -137,7 +137,7 @@ const draft = Command.make("draft", {
           withResponse: true
         })),
     renderSaved
-  )).pipe(Command.withDescription("Save a document as the page's next draft revision (pages:write)"))
+  )).pipe(Command.withDescription("Save a document as the page's next draft (pages:write)"))
 
 const publish = Command.make("publish", {
   ...connectionOptions,
@@ -155,7 +155,7 @@ const publish = Command.make("publish", {
         withResponse: true
       }),
     renderPage
-  )).pipe(Command.withDescription("Publish a revision: GET /pages/SLUG serves it (pages:publish)"))
+  )).pipe(Command.withDescription("Publish a revision; an older one rolls back (pages:publish)"))
 
 const unpublish = Command.make("unpublish", { ...connectionOptions, slug, ifMatch }, (options) =>
   request(
@@ -167,9 +167,9 @@ const unpublish = Command.make("unpublish", { ...connectionOptions, slug, ifMatc
         withResponse: true
       }),
     renderPage
-  )).pipe(Command.withDescription("Take a page off the public route; its revisions stay (pages:publish)"))
+  )).pipe(Command.withDescription("Take a page off the public route (pages:publish)"))
 
 export const pages = Command.make("pages").pipe(
-  Command.withDescription("The page builder: pages, drafts and publishing (scopes pages:read, pages:write, pages:publish)"),
+  Command.withDescription("The page builder: pages, drafts, publishing (pages:* scopes)"),
   Command.withSubcommands([list, show, revisions, create, draft, publish, unpublish])
 )

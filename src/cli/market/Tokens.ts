@@ -29,7 +29,7 @@ const renderTokens = (tokens: ReadonlyArray<ApiTokenInfo>) =>
 
 const list = Command.make("list", connectionOptions, (options) =>
   request(options, (api) => api.credentials.tokens({ withResponse: true }), (result) => renderTokens(result.items))).pipe(
-    Command.withDescription("List your API tokens, revoked ones included; never their values")
+    Command.withDescription("List your API tokens, revoked ones too; never their values")
   )
 
 const decodeScopes = Schema.decodeUnknown(Schema.Array(Scope))
@@ -58,7 +58,7 @@ const create = Command.make("create", {
         })
       }),
     (created) => created.secret
-  )).pipe(Command.withDescription("Create an API token and print it once (it is never shown again)"))
+  )).pipe(Command.withDescription("Create an API token and print it once"))
 
 const revoke = Command.make("revoke", {
   ...connectionOptions,
@@ -68,9 +68,9 @@ const revoke = Command.make("revoke", {
     options,
     (api) => api.credentials.revokeToken({ path: { id: options.id }, withResponse: true }),
     (token) => `revoked ${token.id} (${token.name}) at ${token.revokedAt ?? "-"}`
-  )).pipe(Command.withDescription("Revoke one of your API tokens; it stops working at once"))
+  )).pipe(Command.withDescription("Revoke one of your API tokens at once"))
 
 export const tokens = Command.make("tokens").pipe(
-  Command.withDescription("Your personal API tokens (scopes account:read, account:write)"),
+  Command.withDescription("Your personal API tokens (account:read, account:write)"),
   Command.withSubcommands([list, create, revoke])
 )
