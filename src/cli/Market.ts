@@ -11,6 +11,8 @@ import { Option } from "effect"
 import { Isolation, Sort } from "../../schema/marketplace/Package.js"
 import { me } from "./market/Account.js"
 import { collection, curate } from "./market/Curation.js"
+import { pages } from "./market/Pages.js"
+import { tokens } from "./market/Tokens.js"
 import { categories, collections, health, page, versions } from "./market/Reads.js"
 import * as Render from "./market/Render.js"
 import { connectionOptions, defaultMarketplaceUrl } from "./market/Settings.js"
@@ -114,6 +116,8 @@ export const market = Command.make("market").pipe(
     me,
     curate,
     collection,
-    submit
+    submit,
+    pages,
+    tokens
   ])
 )
