@@ -237,9 +237,16 @@ export const make = Effect.gen(function*() {
       if (!(yield* notices.claim(notice.id, iso(at - busyLeaseMillis)))) {
         return yield* new ActionInProgress({ noticeId: notice.id, action: "update" })
       }
-      const outcome = yield* installer.install({ packageId: pkg.name, version: pkg.version }, {
-        kind: "person",
-        surface: caller.surface
+      const outcome = yield* Effect.gen(function*() {
+        // Checked again under the claim: a press that read the notice before another's install ended finds it current.
+        const installed = yield* records.installedOne(pkg.name)
+        if (Option.isSome(installed) && compareVersions(installed.value.version, pkg.version) >= 0) {
+          return yield* new ActionUnavailable({ noticeId: notice.id, action: "update", reason: "already-current" })
+        }
+        return yield* installer.install({ packageId: pkg.name, version: pkg.version }, {
+          kind: "person",
+          surface: caller.surface
+        })
       }).pipe(Effect.ensuring(notices.release(notice.id)))
       return outcome._tag === "ApprovalRequired"
         ? {

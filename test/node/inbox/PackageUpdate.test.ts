@@ -93,6 +93,17 @@ describe("update from a package-update notice", () => {
             body: { code: "ACTION_UNAVAILABLE", unavailable: "already-current" }
           })
 
+          // Identical presses at once: one installs; the others find it installing or already current.
+          olderInstalled(node.dataDir)
+          const presses = yield* Effect.all(Array.from({ length: 6 }, () => act(notice.noticeId, "update")), {
+            concurrency: "unbounded"
+          })
+          expect(presses.filter((p) => p.status === 200)).toHaveLength(1)
+          for (const refused of presses.filter((p) => p.status !== 200)) {
+            expect(refused.status).toBe(409)
+            expect(["ACTION_IN_PROGRESS", "ACTION_UNAVAILABLE"]).toContain(refused.body.code)
+          }
+
           // The mode asks: 202 approval-required, nothing installed; a second press reuses the waiting approval.
           yield* client.preferences.setInstallMode({ payload: { value: "always-ask" } })
           olderInstalled(node.dataDir)
