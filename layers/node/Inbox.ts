@@ -5,7 +5,7 @@
  * ask-again, background work's retry, the installer's install), and audited with its surface, refusals too.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Clock, DateTime, Duration, Effect, Layer, Option, Ref } from "effect"
 import { createHash } from "node:crypto"
 import type { Notice, NoticeAction, WaitingItem } from "../../schema/node/Inbox.js"
 import type { Listing } from "../../schema/node/Package.js"
@@ -48,6 +48,8 @@ import * as SqlNotices from "./sql/SqlNotices.js"
 
 /** The directory is asked for newer versions at most this often (it may ask the marketplace over the network). */
 export const updateCheckMillis = 60_000
+/** How long a read of the inbox waits for the directory's answer. */
+const updateCheckWait = Duration.seconds(2)
 
 const iso = (millis: number) => DateTime.formatIso(DateTime.unsafeMake(millis))
 
@@ -89,7 +91,14 @@ export const make = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
     const last = yield* Ref.get(lastCheck)
     if (last !== null && at - last.at < updateCheckMillis) return last.listings
-    const page = yield* directory.list(undefined)
+    // A marketplace that is slow to answer must not hold the inbox: after the wait, the last listings stand.
+    const answered = yield* Effect.timeoutOption(directory.list(undefined), updateCheckWait)
+    if (Option.isNone(answered)) {
+      const kept = last?.listings ?? new Map<string, Listing>()
+      yield* Ref.set(lastCheck, { at, listings: kept })
+      return kept
+    }
+    const page = answered.value
     const listings = new Map(page.packages.filter((l) => l.source === "marketplace").map((l) => [l.packageId, l]))
     const skipped = yield* notices.skipped
     for (const listing of listings.values()) {
