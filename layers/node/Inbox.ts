@@ -119,19 +119,14 @@ export const make = Effect.gen(function*() {
     return kept
   })
 
-  const factsOf = (page: ReadonlyArray<NoticeRecord>, listings: ReadonlyMap<string, Listing> | null) =>
+  const factsOf = (page: ReadonlyArray<SqlNotices.StoredNotice>, listings: ReadonlyMap<string, Listing> | null) =>
     Effect.gen(function*() {
-      const conversations = yield* notices.conversationsExisting([
-        ...new Set(page.flatMap((n) => (n.conversationId === null ? [] : [n.conversationId])))
-      ])
-      const tasks = yield* notices.tasksExisting(page.filter((n) => n.kind === "work-failed" && n.subjectId !== null)
-        .map((n) => n.subjectId!))
       const installed = page.some((n) => n.kind === "package-update")
         ? new Map((yield* records.installed).map((p) => [p.packageId, p.version]))
         : new Map<string, string>()
-      return (notice: NoticeRecord): NoticeFacts => ({
-        conversationExists: notice.conversationId === null ? null : conversations.has(notice.conversationId),
-        workExists: notice.subjectId !== null && tasks.has(notice.subjectId),
+      return (notice: SqlNotices.StoredNotice): NoticeFacts => ({
+        conversationExists: notice.conversationExists === null ? null : notice.conversationExists !== 0,
+        workExists: notice.workExists !== 0,
         ...(notice.kind === "package-update"
           ? {
             installedVersion: installed.get(packageOf(notice).name) ?? null,

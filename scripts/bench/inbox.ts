@@ -1,7 +1,7 @@
 /**
  * GET /inbox with 10,000 notices (issue 16's target: ≤ 20 ms p99) on a real node over real HTTP, beside the same
- * SQL (the page of notices, the skipped versions, the waiting approvals) through plain better-sqlite3 on the same
- * file, in the same run and interleaved request by request. Prints a Markdown table and writes it to
+ * SQL (the page of notices, the skipped versions, the waiting approvals and unknown effects) through plain
+ * better-sqlite3 on the same files, in the same run and interleaved request by request. Prints a Markdown table and writes it to
  * docs/benchmarks.md.
  *
  *   npm run bench:inbox                    # 10,000 notices, 500 requests per variant
@@ -65,13 +65,19 @@ const seed = (file: string) => {
 const bareReads = (file: string) => {
   const db = new Database(file)
   const page = db.prepare(`SELECT n.id, n.kind, n.conversation_id, n.subject_id, n.data, n.created_at, n.read_at,
-      n.dismissed_at, n.snoozed_until, n.source, n.busy_since, (s.source IS NOT NULL) AS suppressed
+      n.dismissed_at, n.snoozed_until, n.source, n.busy_since, (s.source IS NOT NULL) AS suppressed,
+      CASE WHEN n.conversation_id IS NULL THEN NULL
+        ELSE EXISTS (SELECT 1 FROM conversations c WHERE c.id = n.conversation_id) END AS conversation_exists,
+      CASE WHEN n.kind = 'work-failed' THEN EXISTS (SELECT 1 FROM messages m WHERE m.task_id = n.subject_id)
+        ELSE 0 END AS work_exists
     FROM notices n LEFT JOIN notice_suppressions s ON s.source = n.source
     WHERE n.dismissed_at IS NULL ORDER BY n.created_at DESC, n.id DESC LIMIT ?`)
   const skipped = db.prepare("SELECT kind, name, version, skipped_at FROM skipped_versions ORDER BY skipped_at DESC, rowid DESC")
   const installs = db.prepare("SELECT * FROM install_approvals WHERE status = 'waiting' ORDER BY requested_at")
   const tasks = db.prepare("SELECT * FROM task_approvals WHERE status = 'asked' ORDER BY requested_at, id")
-  const installed = db.prepare("SELECT * FROM installed_packages")
+  const installed = db.prepare("SELECT * FROM installed_packages ORDER BY package_id")
+  const ledger = new Database(path.join(path.dirname(file), "ledger.sqlite"))
+  const unknown = ledger.prepare("SELECT * FROM effects WHERE status = 'unknown' ORDER BY recorded_at, rowid")
   return {
     run: () => {
       const rows = page.all(101) as Array<{ data: string }>
@@ -80,9 +86,13 @@ const bareReads = (file: string) => {
       installs.all()
       tasks.all()
       installed.all()
+      unknown.all()
       return rows.length
     },
-    close: () => db.close()
+    close: () => {
+      db.close()
+      ledger.close()
+    }
   }
 }
 
