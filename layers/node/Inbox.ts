@@ -5,7 +5,7 @@
  * ask-again, background work's retry, the installer's install), and audited with its surface, refusals too.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option, Ref } from "effect"
+import { Clock, DateTime, Duration, Effect, Layer, Option, Ref } from "effect"
 import { createHash } from "node:crypto"
 import type { Notice, NoticeAction, WaitingItem } from "../../schema/node/Inbox.js"
 import type { Listing } from "../../schema/node/Package.js"
@@ -48,6 +48,8 @@ import * as SqlNotices from "./sql/SqlNotices.js"
 
 /** The directory is asked for newer versions at most this often (it may ask the marketplace over the network). */
 export const updateCheckMillis = 60_000
+/** How long a read of the inbox waits for the directory's answer. */
+const updateCheckWait = Duration.seconds(2)
 
 const iso = (millis: number) => DateTime.formatIso(DateTime.unsafeMake(millis))
 
@@ -89,7 +91,14 @@ export const make = Effect.gen(function*() {
     const at = yield* Clock.currentTimeMillis
     const last = yield* Ref.get(lastCheck)
     if (last !== null && at - last.at < updateCheckMillis) return last.listings
-    const page = yield* directory.list(undefined)
+    // A marketplace that is slow to answer must not hold the inbox: after the wait, the last listings stand.
+    const answered = yield* Effect.timeoutOption(directory.list(undefined), updateCheckWait)
+    if (Option.isNone(answered)) {
+      const kept = last?.listings ?? new Map<string, Listing>()
+      yield* Ref.set(lastCheck, { at, listings: kept })
+      return kept
+    }
+    const page = answered.value
     const listings = new Map(page.packages.filter((l) => l.source === "marketplace").map((l) => [l.packageId, l]))
     const skipped = yield* notices.skipped
     for (const listing of listings.values()) {
@@ -110,19 +119,14 @@ export const make = Effect.gen(function*() {
     return kept
   })
 
-  const factsOf = (page: ReadonlyArray<NoticeRecord>, listings: ReadonlyMap<string, Listing> | null) =>
+  const factsOf = (page: ReadonlyArray<SqlNotices.StoredNotice>, listings: ReadonlyMap<string, Listing> | null) =>
     Effect.gen(function*() {
-      const conversations = yield* notices.conversationsExisting([
-        ...new Set(page.flatMap((n) => (n.conversationId === null ? [] : [n.conversationId])))
-      ])
-      const tasks = yield* notices.tasksExisting(page.filter((n) => n.kind === "work-failed" && n.subjectId !== null)
-        .map((n) => n.subjectId!))
       const installed = page.some((n) => n.kind === "package-update")
         ? new Map((yield* records.installed).map((p) => [p.packageId, p.version]))
         : new Map<string, string>()
-      return (notice: NoticeRecord): NoticeFacts => ({
-        conversationExists: notice.conversationId === null ? null : conversations.has(notice.conversationId),
-        workExists: notice.subjectId !== null && tasks.has(notice.subjectId),
+      return (notice: SqlNotices.StoredNotice): NoticeFacts => ({
+        conversationExists: notice.conversationExists === null ? null : notice.conversationExists !== 0,
+        workExists: notice.workExists !== 0,
         ...(notice.kind === "package-update"
           ? {
             installedVersion: installed.get(packageOf(notice).name) ?? null,
@@ -237,9 +241,16 @@ export const make = Effect.gen(function*() {
       if (!(yield* notices.claim(notice.id, iso(at - busyLeaseMillis)))) {
         return yield* new ActionInProgress({ noticeId: notice.id, action: "update" })
       }
-      const outcome = yield* installer.install({ packageId: pkg.name, version: pkg.version }, {
-        kind: "person",
-        surface: caller.surface
+      const outcome = yield* Effect.gen(function*() {
+        // Checked again under the claim: a press that read the notice before another's install ended finds it current.
+        const installed = yield* records.installedOne(pkg.name)
+        if (Option.isSome(installed) && compareVersions(installed.value.version, pkg.version) >= 0) {
+          return yield* new ActionUnavailable({ noticeId: notice.id, action: "update", reason: "already-current" })
+        }
+        return yield* installer.install({ packageId: pkg.name, version: pkg.version }, {
+          kind: "person",
+          surface: caller.surface
+        })
       }).pipe(Effect.ensuring(notices.release(notice.id)))
       return outcome._tag === "ApprovalRequired"
         ? {

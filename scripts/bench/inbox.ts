@@ -1,7 +1,7 @@
 /**
  * GET /inbox with 10,000 notices (issue 16's target: ≤ 20 ms p99) on a real node over real HTTP, beside the same
- * SQL (the page of notices, the skipped versions, the waiting approvals) through plain better-sqlite3 on the same
- * file, in the same run and interleaved request by request. Prints a Markdown table and writes it to
+ * SQL (the page of notices, the skipped versions, the waiting approvals and unknown effects) through plain
+ * better-sqlite3 on the same files, in the same run and interleaved request by request. Prints a Markdown table and writes it to
  * docs/benchmarks.md.
  *
  *   npm run bench:inbox                    # 10,000 notices, 500 requests per variant
@@ -9,7 +9,7 @@
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { createRequire } from "node:module"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -17,7 +17,8 @@ import * as path from "node:path"
 import * as NoModel from "../../layers/node/model/NoModel.js"
 import { serveApi } from "../../src/http/ServeApi.js"
 import { createServer } from "../../src/node/http/ClientError.js"
-import { ApiLive } from "../../src/node/Server.js"
+import { Inbox } from "../../services/node/Inbox.js"
+import { ApiLive, ServicesLive } from "../../src/node/Server.js"
 import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
 
 interface Statement {
@@ -36,7 +37,8 @@ const notices = positiveInt("INBOX_BENCH_NOTICES", 10_000)
 const requests = positiveInt("INBOX_BENCH_N", 500)
 const secret = "bench-app-secret"
 
-const kinds = ["question-expired", "unknown-effect", "install-approval-expired", "work-failed", "package-update"] as const
+// Unknown-effect notices are left out: the inbox shows them only while the ledger still has the effect unknown.
+const kinds = ["question-expired", "install-approval-expired", "work-failed", "package-update"] as const
 
 const seed = (file: string) => {
   const db = new Database(file)
@@ -63,13 +65,19 @@ const seed = (file: string) => {
 const bareReads = (file: string) => {
   const db = new Database(file)
   const page = db.prepare(`SELECT n.id, n.kind, n.conversation_id, n.subject_id, n.data, n.created_at, n.read_at,
-      n.dismissed_at, n.snoozed_until, n.source, n.busy_since, (s.source IS NOT NULL) AS suppressed
+      n.dismissed_at, n.snoozed_until, n.source, n.busy_since, (s.source IS NOT NULL) AS suppressed,
+      CASE WHEN n.conversation_id IS NULL THEN NULL
+        ELSE EXISTS (SELECT 1 FROM conversations c WHERE c.id = n.conversation_id) END AS conversation_exists,
+      CASE WHEN n.kind = 'work-failed' THEN EXISTS (SELECT 1 FROM messages m WHERE m.task_id = n.subject_id)
+        ELSE 0 END AS work_exists
     FROM notices n LEFT JOIN notice_suppressions s ON s.source = n.source
     WHERE n.dismissed_at IS NULL ORDER BY n.created_at DESC, n.id DESC LIMIT ?`)
   const skipped = db.prepare("SELECT kind, name, version, skipped_at FROM skipped_versions ORDER BY skipped_at DESC, rowid DESC")
   const installs = db.prepare("SELECT * FROM install_approvals WHERE status = 'waiting' ORDER BY requested_at")
   const tasks = db.prepare("SELECT * FROM task_approvals WHERE status = 'asked' ORDER BY requested_at, id")
-  const installed = db.prepare("SELECT * FROM installed_packages")
+  const installed = db.prepare("SELECT * FROM installed_packages ORDER BY package_id")
+  const ledger = new Database(path.join(path.dirname(file), "ledger.sqlite"))
+  const unknown = ledger.prepare("SELECT * FROM effects WHERE status = 'unknown' ORDER BY recorded_at, rowid")
   return {
     run: () => {
       const rows = page.all(101) as Array<{ data: string }>
@@ -78,9 +86,13 @@ const bareReads = (file: string) => {
       installs.all()
       tasks.all()
       installed.all()
+      unknown.all()
       return rows.length
     },
-    close: () => db.close()
+    close: () => {
+      db.close()
+      ledger.close()
+    }
   }
 }
 
@@ -91,14 +103,14 @@ const figures = (samples: Array<number>) => {
 
 const main = Effect.gen(function*() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-inbox-"))
-  const server = serveApi(ApiLive({
-    dataDir,
-    appSecret: Redacted.make(secret),
-    model: NoModel.layer,
-    marketplaceUrl: null,
-    registryUrl: null
-  })).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+  const options = { dataDir, appSecret: Redacted.make(secret), model: NoModel.layer, marketplaceUrl: null, registryUrl: null }
+  const services = ServicesLive(options)
+  const server = serveApi(ApiLive(options, services)).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(services)
+  )
   const context = yield* Layer.build(server)
+  const service = Context.get(context, Inbox)
   const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
   const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
   const file = path.join(dataDir, "node.db")
@@ -117,6 +129,7 @@ const main = Effect.gen(function*() {
   }
   const node: Array<number> = []
   const sql: Array<number> = []
+  const inProcess: Array<number> = []
   const others = yield* Effect.promise(() => otherWorkCores())
   for (let i = 0; i < requests; i++) {
     let started = performance.now()
@@ -126,10 +139,14 @@ const main = Effect.gen(function*() {
     started = performance.now()
     bare.run()
     sql.push(performance.now() - started)
+    started = performance.now()
+    yield* service.read({ limit: 100 })
+    inProcess.push(performance.now() - started)
   }
   bare.close()
   const n = figures(node)
   const b = figures(sql)
+  const s = figures(inProcess)
   const ms = (x: number) => x.toFixed(2)
   const table = [
     `GET /inbox, ${notices.toLocaleString("en")} notices stored, a page of 100 (plus waiting items and skipped versions), ${requests} requests; measured ${new Date().toISOString().slice(0, 10)} on a loaded machine (other work kept ${others.toFixed(1)} of ${os.cpus().length} cores busy just before the run).`,
@@ -137,9 +154,12 @@ const main = Effect.gen(function*() {
     "| variant | p50 ms | p99 ms | max ms |",
     "|---|---|---|---|",
     `| node: GET /inbox over HTTP (auth, SQL, rules, encoding) | ${ms(n.p50)} | ${ms(n.p99)} | ${ms(n.max)} |`,
+    `| the inbox service's read in the node's process (no HTTP, no encoding) | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} |`,
     `| baseline: the same SQL through plain better-sqlite3 | ${ms(b.p50)} | ${ms(b.p99)} | ${ms(b.max)} |`,
     "",
-    `Target (issue 16): ≤ 20 ms p99 — ${n.p99 <= 20 ? "met" : "NOT met"}.`
+    `Target (issue 16): ≤ 20 ms p99 — ${n.p99 <= 20 ? "met" : "NOT met"}.`,
+    "",
+    "The client runs in the node's process and parses every answer, so the HTTP row includes it. Taken while other work kept both cores busy: upper bounds, to be run again on a quiet machine before the target is judged."
   ].join("\n")
   console.log(`\n${table}`)
   writeDocs("inbox", `## GET /inbox (npm run bench:inbox)\n\n${table}`)

@@ -21,7 +21,9 @@ const NoticeRow = Schema.Struct({
   snoozedUntil: Schema.NullOr(Schema.String),
   source: Schema.NullOr(Schema.String),
   suppressed: Schema.transform(Schema.Number, Schema.Boolean, { decode: (n) => n !== 0, encode: (b) => (b ? 1 : 0) }),
-  busySince: Schema.NullOr(Schema.String)
+  busySince: Schema.NullOr(Schema.String),
+  conversationExists: Schema.NullOr(Schema.Number),
+  workExists: Schema.Number
 })
 const decodeNotices = Schema.decodeUnknown(Schema.Array(NoticeRow))
 
@@ -32,6 +34,12 @@ const SkippedRow = Schema.Struct({
   skippedAt: Schema.String
 })
 const decodeSkipped = Schema.decodeUnknown(Schema.Array(SkippedRow))
+
+/** A notice with what its read needs to know: whether its conversation and its work still exist. */
+export interface StoredNotice extends NoticeRecord {
+  readonly conversationExists: number | null
+  readonly workExists: number
+}
 
 /** A page's cursor: the last notice's `createdAt` and id, opaque to clients. */
 export const cursorOf = (notice: { readonly createdAt: string; readonly id: string }) =>
@@ -46,12 +54,17 @@ const fromCursor = (cursor: string | undefined) => {
 export type Change = "read" | "unread" | "dismiss" | "restore" | "snooze" | "unsnooze"
 
 export const make = (sql: SqlClient.SqlClient, now: Effect.Effect<string>) => {
+  // What the actions' `unavailable` needs is read with the notice, not by further statements.
   const select = sql`SELECT n.id, n.kind, n.conversation_id, n.subject_id, n.data, n.created_at, n.read_at,
-      n.dismissed_at, n.snoozed_until, n.source, n.busy_since, (s.source IS NOT NULL) AS suppressed
+      n.dismissed_at, n.snoozed_until, n.source, n.busy_since, (s.source IS NOT NULL) AS suppressed,
+      CASE WHEN n.conversation_id IS NULL THEN NULL
+        ELSE EXISTS (SELECT 1 FROM conversations c WHERE c.id = n.conversation_id) END AS conversation_exists,
+      CASE WHEN n.kind = 'work-failed' THEN EXISTS (SELECT 1 FROM messages m WHERE m.task_id = n.subject_id)
+        ELSE 0 END AS work_exists
     FROM notices n LEFT JOIN notice_suppressions s ON s.source = n.source`
 
   /** Newest first, dismissed notices left out; one more than asked for, to tell whether a next page exists. */
-  const page = (limit: number, before: string | undefined): Effect.Effect<ReadonlyArray<NoticeRecord>> =>
+  const page = (limit: number, before: string | undefined): Effect.Effect<ReadonlyArray<StoredNotice>> =>
     Option.match(fromCursor(before), {
       onNone: () => sql`${select} WHERE n.dismissed_at IS NULL ORDER BY n.created_at DESC, n.id DESC LIMIT ${limit + 1}`,
       onSome: ([at, id]) =>
@@ -59,7 +72,7 @@ export const make = (sql: SqlClient.SqlClient, now: Effect.Effect<string>) => {
           ORDER BY n.created_at DESC, n.id DESC LIMIT ${limit + 1}`
     }).pipe(Effect.flatMap(decodeNotices), Effect.orDie)
 
-  const get = (id: string): Effect.Effect<Option.Option<NoticeRecord>> =>
+  const get = (id: string): Effect.Effect<Option.Option<StoredNotice>> =>
     sql`${select} WHERE n.id = ${id}`.pipe(
       Effect.flatMap(decodeNotices),
       Effect.map((rows) => Option.fromNullable(rows[0])),
@@ -154,22 +167,6 @@ export const make = (sql: SqlClient.SqlClient, now: Effect.Effect<string>) => {
     sql`DELETE FROM skipped_versions WHERE kind = ${kind} AND name = ${name} AND version = ${version}
       RETURNING version`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
-  const conversationsExisting = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>> =>
-    ids.length === 0
-      ? Effect.succeed(new Set())
-      : sql<{ id: string }>`SELECT id FROM conversations WHERE ${sql.in("id", ids)}`.pipe(
-        Effect.map((rows) => new Set(rows.map((row) => row.id))),
-        Effect.orDie
-      )
-
-  const tasksExisting = (ids: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>> =>
-    ids.length === 0
-      ? Effect.succeed(new Set())
-      : sql<{ taskId: string }>`SELECT DISTINCT task_id FROM messages WHERE ${sql.in("task_id", ids)}`.pipe(
-        Effect.map((rows) => new Set(rows.map((row) => row.taskId))),
-        Effect.orDie
-      )
-
   return {
     page,
     get,
@@ -181,9 +178,7 @@ export const make = (sql: SqlClient.SqlClient, now: Effect.Effect<string>) => {
     release,
     skipped,
     skip,
-    unskip,
-    conversationsExisting,
-    tasksExisting
+    unskip
   }
 }
 

@@ -16,7 +16,11 @@ export const InboxLive = HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
     const inbox = yield* Inbox
 
     return handlers
-      .handle("inbox", ({ urlParams }) => inbox.read({ limit: urlParams.limit ?? 100, before: urlParams.before }))
+      // The page is built by typed code from decoded rows; encoding it again through the schema cost more than the
+      // rest of the request (docs/decisions.md, "Inbox and background work"), so it goes out as JSON at once.
+      .handle("inbox", ({ urlParams }) =>
+        Effect.map(inbox.read({ limit: urlParams.limit ?? 100, before: urlParams.before }), (page) =>
+          HttpServerResponse.unsafeJson(page)))
       .handle("noticeAction", ({ path, payload }) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
