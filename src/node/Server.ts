@@ -25,6 +25,8 @@ import * as SqlWidgetInstances from "../../layers/node/sql/SqlWidgetInstances.js
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import * as BackgroundWorkLive from "../../layers/node/BackgroundWork.js"
 import * as InboxLayer from "../../layers/node/Inbox.js"
+import * as JobsLive from "../../layers/node/jobs/Jobs.js"
+import * as JobWork from "../../layers/node/jobs/JobWork.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
@@ -44,6 +46,7 @@ import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { WorkLive } from "./handlers/Work.js"
 import { InboxLive } from "./handlers/Inbox.js"
+import { WidgetsLive } from "./handlers/WidgetJobs.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
 import { createServer } from "./http/ClientError.js"
 import { ErrorMappingLive } from "./http/ErrorMapping.js"
@@ -179,7 +182,10 @@ export const ServicesLive = (options: NodeOptions) => {
   const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
   // The inbox acts through the engine, background work and the installer.
   const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer))
-  return inbox.pipe(
+  // Package jobs tell the inbox when they end; GET /work and its cancel reach them through JobWork's wrappers.
+  const jobs = JobWork.layer.pipe(Layer.provideMerge(JobsLive.layer))
+  return jobs.pipe(
+    Layer.provideMerge(inbox),
     Layer.provideMerge(Layer.mergeAll(engine, packages, credentials)),
     Layer.provideMerge(tools),
     Layer.provideMerge(base)
@@ -201,6 +207,7 @@ export const ApiLive = (
       PackagesLive,
       WorkLive,
       InboxLive,
+      WidgetsLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

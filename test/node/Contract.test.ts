@@ -321,6 +321,14 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("unskipVersion", unbuilt)
       .handle("removeSkippedVersion", unbuilt)
       .handle("noticeAction", unbuilt)),
+  // Built in src/node/handlers/WidgetJobs.ts (jobs and export; the press is the widget work's)
+  HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
+    handlers
+      .handle("export", unbuilt)
+      .handle("press", unbuilt)
+      .handle("jobs", unbuilt)
+      .handle("job", unbuilt)
+      .handle("cancelJob", unbuilt)),
   // Built in src/node/handlers/Work.ts (reconcile); its other routes still answer 501 there too.
   HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     handlers

@@ -76,7 +76,9 @@ import {
   WorkNotRetryable,
   WorkNotRunning
 } from "../../services/node/InboxErrors.js"
+import { JobNotFound, JobNotRunning, JobUnavailable, WidgetNotHere } from "../../services/node/JobErrors.js"
 import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
+import { ExportRefused } from "../../services/node/TableExport.js"
 import { SecretNameReserved, SecretStoreUnavailable } from "../../services/node/SecretErrors.js"
 import {
   TileFetchFailed,
@@ -237,6 +239,12 @@ const rows: ReadonlyArray<Row> = [
   [new WorkNotRetryable({ workId: "task_1", status: "completed" }), 409, "WORK_NOT_RETRYABLE", { status: "completed" }],
   [new BackgroundBusy({ reason: "conversation-busy" }), 429, "BACKGROUND_BUSY", { reason: "conversation-busy" }],
   [new WorkNotRunning({ workId: "task_1", status: "completed" }), 409, "JOB_NOT_RUNNING", { status: "completed" }],
+  [new JobNotFound({ jobId: "job_1" }), 404, "JOB_NOT_FOUND", {}],
+  [new JobNotRunning({ jobId: "job_1", status: "completed" }), 409, "JOB_NOT_RUNNING", { jobId: "job_1", status: "completed" }],
+  [new JobUnavailable({ reason: "shutting-down" }), 503, "JOB_UNAVAILABLE", { reason: "shutting-down" }],
+  [new WidgetNotHere({ instanceId: "wgt_1" }), 404, "INSTANCE_UNKNOWN", {}],
+  [new ExportRefused({ reason: "not-a-table" }), 400, "INVALID_INPUT", { reason: "not-a-table" }],
+  [new ExportRefused({ reason: "unknown-column", column: "x", field: "sort" }), 400, "INVALID_INPUT", { reason: "unknown-column", field: "sort" }],
   [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
 ]
 
@@ -326,6 +334,11 @@ describe("toNodeError", () => {
       WorkNotRetryable: true,
       BackgroundBusy: true,
       WorkNotRunning: true,
+      JobNotFound: true,
+      JobNotRunning: true,
+      JobUnavailable: true,
+      WidgetNotHere: true,
+      ExportRefused: true,
       NotImplementedYet: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))

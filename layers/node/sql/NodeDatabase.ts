@@ -12,6 +12,7 @@ import connectionStates from "./migrations/0005_connection_states.js"
 import taskApprovals from "./migrations/0006_task_approvals.js"
 import widgetInstances from "./migrations/0007_widget_instances.js"
 import inbox from "./migrations/0010_inbox.js"
+import jobs from "./migrations/0012_jobs.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
@@ -21,7 +22,8 @@ const loader = Migrator.fromRecord({
   "0005_connection_states": connectionStates,
   "0006_task_approvals": taskApprovals,
   "0007_widget_instances": widgetInstances,
-  "0010_inbox": inbox
+  "0010_inbox": inbox,
+  "0012_jobs": jobs
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

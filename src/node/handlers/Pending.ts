@@ -17,14 +17,6 @@ export const ComposerPending = HttpApiBuilder.group(NodeApi, "composer", (handle
 export const DeletionPending = HttpApiBuilder.group(NodeApi, "deletion", (handlers) =>
   handlers.handle("delete", notYet).handle("confirm", notYet))
 
-export const WidgetsPending = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
-  handlers
-    .handle("export", notYet)
-    .handle("press", notYet)
-    .handle("jobs", notYet)
-    .handle("job", notYet)
-    .handle("cancelJob", notYet))
-
 export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtifacts", (handlers) =>
   handlers
     .handle("read", notYet)
@@ -55,7 +47,6 @@ export const AppIntentsPending = HttpApiBuilder.group(NodeApi, "appIntents", (ha
 export const PendingGroupsLive = Layer.mergeAll(
   ComposerPending,
   DeletionPending,
-  WidgetsPending,
   WidgetArtifactsPending,
   ArtifactsPending,
   ThemesPending,
