@@ -83,7 +83,7 @@ export const jobError = (failure: JobFailure, secrets: ReadonlyArray<string> = [
     case "TimedOut":
       return { code: "JOB_TIMED_OUT", message: "The job ran longer than 30 minutes and was stopped." }
     case "Interrupted":
-      return { code: "JOB_INTERRUPTED", message: "The node restarted while the job ran; it is not run again." }
+      return { code: "JOB_INTERRUPTED", message: "The job was cut off by a restart of the node; it is not run again." }
     case "Stopped":
       return {
         code: "JOB_CANCELLED",
