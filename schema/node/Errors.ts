@@ -136,6 +136,9 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
   /** What the effect is instead of unknown: answered, confirmed, did-not-happen (or still sent). */
   EFFECT_NOT_UNKNOWN: { status: Schema.optional(Schema.String) },
   POLICY_REFUSED: { reason: Schema.optional(Schema.String) },
+  /** The job (or work) that already ended, and how; it stays readable. */
+  JOB_NOT_RUNNING: { jobId: Schema.optional(Schema.String), status: Schema.optional(Schema.String) },
+  JOB_UNAVAILABLE: { reason: Schema.optional(Schema.String) },
   REFERENCE_NOT_AVAILABLE: {
     reference: Schema.Struct({ kind: Schema.String, id: Schema.String })
   },

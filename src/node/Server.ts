@@ -27,6 +27,7 @@ import * as BackgroundWorkLive from "../../layers/node/BackgroundWork.js"
 import * as InboxLayer from "../../layers/node/Inbox.js"
 import * as JobsLive from "../../layers/node/jobs/Jobs.js"
 import * as JobWork from "../../layers/node/jobs/JobWork.js"
+import * as AudioPlayerLive from "../../layers/node/media/AudioPlayer.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
@@ -183,7 +184,8 @@ export const ServicesLive = (options: NodeOptions) => {
   // The inbox acts through the engine, background work and the installer.
   const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer))
   // Package jobs tell the inbox when they end; GET /work and its cancel reach them through JobWork's wrappers.
-  const jobs = JobWork.layer.pipe(Layer.provideMerge(JobsLive.layer))
+  // The audio player's placement (its turn tool is the widget work's) fetches through the media fetcher.
+  const jobs = Layer.merge(JobWork.layer.pipe(Layer.provideMerge(JobsLive.layer)), AudioPlayerLive.layer)
   return jobs.pipe(
     Layer.provideMerge(inbox),
     Layer.provideMerge(Layer.mergeAll(engine, packages, credentials)),
