@@ -5,7 +5,8 @@
  * a conversation's Stop, emergency stop, shutdown and restart.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Scope, TestClock } from "effect"
+import { Context, Duration, Effect, Exit, Scope, TestClock } from "effect"
+import { WidgetInstances } from "../../../services/node/WidgetInstances.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import * as path from "node:path"
@@ -62,6 +63,28 @@ describe("package jobs", () => {
         job: done
       })
       expect(yield* Effect.flatMap(jobsService, (jobs) => jobs.runningIn(id))).toBe(false)
+    })))
+
+  it.scoped("runs index_notes of the example notes service as a job to completion", () =>
+    withNode(Effect.gen(function*() {
+      const packageId = yield* install(path.resolve("examples/packages/notes-service"))
+      const id = yield* conversation
+      const node = yield* TestNode
+      const widget = yield* Context.get(node.services, WidgetInstances).place({
+        conversationId: id,
+        packageId,
+        version: "1.0.0",
+        contentDigest: "sha256:test",
+        widgetId: "notes-panel",
+        props: {},
+        bindings: [{ id: "reindex", kind: "tool", tool: "index_notes", perMinute: 2 }],
+        offeredActions: [],
+        taskId: null
+      })
+      const job = yield* start(widget, "index_notes")
+      expect(yield* jobUntil(widget, job.jobId, "completed")).toMatchObject({ output: "Indexed 0 notes, 0 words." })
+      // A tool of the same package that is not a job capability is not started as one.
+      expect(yield* Effect.flip(start(widget, "list_notes"))).toMatchObject({ _tag: "JobUnavailable", reason: "not-a-job" })
     })))
 
   it.scoped("answers a job only to the widget whose button started it, in its conversation, package version and capability", () =>
