@@ -175,7 +175,9 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
   SERVICE_CANCELLED: pressRefusalMembers,
   SERVICE_UNREACHABLE: pressRefusalMembers,
   SERVICE_TOOL_FAILED: pressRefusalMembers,
-  JOB_UNAVAILABLE: pressRefusalMembers,
+  JOB_UNAVAILABLE: { reason: Schema.optional(Schema.String), ...pressRefusalMembers },
+  /** The job (or work) that already ended, and how; it stays readable. */
+  JOB_NOT_RUNNING: { jobId: Schema.optional(Schema.String), status: Schema.optional(Schema.String) },
   REFERENCE_NOT_AVAILABLE: {
     reference: Schema.Struct({ kind: Schema.String, id: Schema.String })
   },
@@ -208,7 +210,6 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
   ALREADY_RETRIED: { retriedAs: Schema.optional(Schema.String) },
   WORK_NOT_RETRYABLE: { status: Schema.optional(Schema.String) },
   BACKGROUND_BUSY: { reason: Schema.optional(Schema.String) },
-  JOB_NOT_RUNNING: { status: Schema.optional(Schema.String) },
   // `offline` as GET /map-tiles says it (OfflineReason in Maps.ts, which depends on this module).
   MAP_TILE_KEY_UNAVAILABLE: {
     offline: Schema.optional(Schema.Literal("no-provider", "key-unavailable", "key-origin-mismatch"))

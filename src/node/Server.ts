@@ -31,6 +31,9 @@ import * as BackgroundWorkLive from "../../layers/node/BackgroundWork.js"
 import * as InboxLayer from "../../layers/node/Inbox.js"
 import * as ConversationActivityLive from "../../layers/node/ConversationActivity.js"
 import * as SqlDeletions from "../../layers/node/sql/SqlDeletions.js"
+import * as JobsLive from "../../layers/node/jobs/Jobs.js"
+import * as JobWork from "../../layers/node/jobs/JobWork.js"
+import * as AudioPlayerLive from "../../layers/node/media/AudioPlayer.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
@@ -194,6 +197,13 @@ export const ServicesLive = (options: NodeOptions) => {
   const core = Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
   // The inbox acts through the engine, background work and the installer.
   const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
+  // Package jobs tell the inbox when they end; GET /work and its cancel reach them through JobWork's wrappers
+  // (their Activity and BackgroundWork come last below, so they are the ones the handlers get).
+  // The audio player's placement fetches through the media fetcher.
+  const jobs = Layer.merge(JobWork.layer.pipe(Layer.provideMerge(JobsLive.layer)), AudioPlayerLive.layer).pipe(
+    Layer.provideMerge(inbox),
+    Layer.provide(core)
+  )
   // Conversation deletion asks what still runs there (ConversationActivity: jobs and widget actions add theirs).
   const deletions = SqlDeletions.layer({ dataDir: options.dataDir }).pipe(
     Layer.provide(ConversationActivityLive.layer()),
@@ -201,7 +211,7 @@ export const ServicesLive = (options: NodeOptions) => {
   )
   // Presses start turns and call package tools: built on the same engine and tools as everything else.
   const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(Layer.provide(core))
-  return Layer.mergeAll(inbox, deletions, widgets, core)
+  return Layer.mergeAll(core, deletions, widgets, jobs)
 }
 
 export const ApiLive = (

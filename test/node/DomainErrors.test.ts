@@ -95,7 +95,9 @@ import {
   WorkNotRetryable,
   WorkNotRunning
 } from "../../services/node/InboxErrors.js"
+import { JobNotFound, JobNotRunning, JobUnavailable, WidgetNotHere } from "../../services/node/JobErrors.js"
 import { PreferenceInvalid } from "../../services/node/PreferenceErrors.js"
+import { ExportRefused } from "../../services/node/TableExport.js"
 import { SecretNameReserved, SecretStoreUnavailable } from "../../services/node/SecretErrors.js"
 import {
   TileFetchFailed,
@@ -341,7 +343,13 @@ const rows: ReadonlyArray<Row> = [
       effectId: "eff_1",
       workflow: [{ step: "call", status: "uncertain", code: "SERVICE_TIMED_OUT" }]
     }
-  ]
+  ],
+  [new JobNotFound({ jobId: "job_1" }), 404, "JOB_NOT_FOUND", {}],
+  [new JobNotRunning({ jobId: "job_1", status: "completed" }), 409, "JOB_NOT_RUNNING", { jobId: "job_1", status: "completed" }],
+  [new JobUnavailable({ reason: "shutting-down" }), 503, "JOB_UNAVAILABLE", { reason: "shutting-down" }],
+  [new WidgetNotHere({ instanceId: "wgt_1" }), 404, "INSTANCE_UNKNOWN", {}],
+  [new ExportRefused({ reason: "not-a-table" }), 400, "INVALID_INPUT", { reason: "not-a-table" }],
+  [new ExportRefused({ reason: "unknown-column", column: "x", field: "sort" }), 400, "INVALID_INPUT", { reason: "unknown-column", field: "sort" }]
 ]
 
 describe("toNodeError", () => {
@@ -447,7 +455,12 @@ describe("toNodeError", () => {
       PressInputInvalid: true,
       PressRateLimited: true,
       PressInterrupted: true,
-      PressFailed: true
+      PressFailed: true,
+      JobNotFound: true,
+      JobNotRunning: true,
+      JobUnavailable: true,
+      WidgetNotHere: true,
+      ExportRefused: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))
   })

@@ -15,7 +15,7 @@ import type { ModelProvider } from "../../services/node/ModelProvider.js"
 import type { TurnSettings } from "../../layers/node/TurnEngine.js"
 import { serveApi } from "../../src/http/ServeApi.js"
 import { createServer } from "../../src/node/http/ClientError.js"
-import { ApiLive, type NodeOptions } from "../../src/node/Server.js"
+import { ApiLive, type NodeOptions, ServicesLive } from "../../src/node/Server.js"
 
 export const appSecret = "test-app-secret"
 
@@ -23,6 +23,8 @@ export type As = "person" | "voice" | "cli-api" | "none" | "wrong-token"
 
 export interface RunningNode {
   readonly baseUrl: string
+  /** The node's services as its routes use them (a test drives one directly where no route reaches it yet). */
+  readonly services: Context.Context<Layer.Layer.Success<ReturnType<typeof ServicesLive>>>
   readonly dataDir: string
   readonly token: string
   readonly headers: (as: As) => Record<string, string>
@@ -106,18 +108,19 @@ export const layer = (options: {
           )
         ))
       )
-      const server = serveApi(
-        ApiLive({
-          dataDir,
-          appSecret: Redacted.make(appSecret),
-          model: script,
-          turns: { ...defaultTurns, ...options.turns },
-          mapTiles: options.mapTiles,
-          marketplaceUrl: options.marketplaceUrl ?? null,
-          registryUrl: options.registryUrl ?? null,
-          serviceRuntime: options.serviceRuntime
-        })
-      ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+      const nodeOptions: NodeOptions = {
+        dataDir,
+        appSecret: Redacted.make(appSecret),
+        model: script,
+        turns: { ...defaultTurns, ...options.turns },
+        mapTiles: options.mapTiles,
+        marketplaceUrl: options.marketplaceUrl ?? null,
+        registryUrl: options.registryUrl ?? null,
+        serviceRuntime: options.serviceRuntime
+      }
+      // Built first, so the server closes before them (as `serve` does) and a test can reach them.
+      const services = yield* Layer.build(ServicesLive(nodeOptions))
+      const server = serveApi(ApiLive(nodeOptions, Layer.succeedContext(services))).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
       const context = yield* Layer.build(server)
       const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(
         Effect.provide(context)
@@ -222,6 +225,6 @@ export const layer = (options: {
             abort: Effect.sync(() => controller.abort())
           } satisfies SseStream
         })
-      return { baseUrl, dataDir, token, headers, request, stream } satisfies RunningNode
+      return { baseUrl, services, dataDir, token, headers, request, stream } satisfies RunningNode
     })
   )

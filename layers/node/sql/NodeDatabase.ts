@@ -15,6 +15,7 @@ import widgetPresses from "./migrations/0008_widget_presses.js"
 import artifactWrites from "./migrations/0009_artifact_writes.js"
 import inbox from "./migrations/0010_inbox.js"
 import deletionPermits from "./migrations/0011_deletion_permits.js"
+import jobs from "./migrations/0012_jobs.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
@@ -27,7 +28,8 @@ const loader = Migrator.fromRecord({
   "0008_widget_presses": widgetPresses,
   "0009_artifact_writes": artifactWrites,
   "0010_inbox": inbox,
-  "0011_deletion_permits": deletionPermits
+  "0011_deletion_permits": deletionPermits,
+  "0012_jobs": jobs
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

@@ -7,6 +7,7 @@ import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { NodeIdentity } from "../../../services/node/Identity.js"
 import { ModelProvider } from "../../../services/node/ModelProvider.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
+import { Jobs } from "../../../services/node/Jobs.js"
 import * as Sse from "../http/Sse.js"
 import { wire } from "../http/Errors.js"
 
@@ -83,7 +84,9 @@ export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", 
       .handle("emergencyStop", () =>
         Effect.gen(function*() {
           const caller = yield* CurrentCaller
-          return { stopped: yield* engine.emergencyStop(caller) }
+          // Jobs first: they end as cancelled by the stop, not failed by their services being stopped under them.
+          const jobs = yield* Effect.flatMap(Jobs, (running) => running.stopAll("emergency-stop"))
+          return { stopped: { ...(yield* engine.emergencyStop(caller)), jobs } }
         }))
   }))
 

@@ -1,17 +1,15 @@
 /**
  * The `widgets` group: an instance as the app draws it, its frame, its semantic description and its action
- * presses. Export and the job routes answer 501 NOT_IMPLEMENTED until those land.
+ * presses; the job and table-export routes are WidgetJobs.ts's handlers.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
-import { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import { WidgetPresses } from "../../../services/node/WidgetPresses.js"
 import { WidgetViews } from "../../../services/node/WidgetViews.js"
-import { toNodeError, wire } from "../http/Errors.js"
-
-const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
+import { wire } from "../http/Errors.js"
+import { cancelJob, exportTable, getJob, listJobs } from "./WidgetJobs.js"
 
 /**
  * The frame is the package's own HTML: the app shows it in a sandboxed frame (`srcdoc`), and this policy keeps
@@ -38,8 +36,8 @@ export const WidgetsLive = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =
       .handle("semantic", ({ path }) => wire(views.described(path.id, path.instanceId)))
       .handle("press", ({ path, payload }) =>
         Effect.flatMap(CurrentCaller, (caller) => wire(presses.press(caller, path.id, path.instanceId, payload))))
-      .handle("export", notYet)
-      .handle("jobs", notYet)
-      .handle("job", notYet)
-      .handle("cancelJob", notYet)
+      .handle("export", exportTable)
+      .handle("jobs", listJobs)
+      .handle("job", getJob)
+      .handle("cancelJob", cancelJob)
   }))

@@ -18,12 +18,14 @@ import type { ConnectionStartError, CredentialNameProblem } from "../../../servi
 import type { DeletionError } from "../../../services/node/DeletionErrors.js"
 import { boundsProblem } from "../../../services/node/MapTiles.js"
 import type { InboxError } from "../../../services/node/InboxErrors.js"
+import type { JobError } from "../../../services/node/JobErrors.js"
 import type { LedgerError } from "../../../services/node/LedgerErrors.js"
 import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
 import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import type { ServiceCallError } from "../../../services/node/ServiceErrors.js"
 import type { PreferenceInvalid } from "../../../services/node/PreferenceErrors.js"
 import type { SecretError } from "../../../services/node/SecretErrors.js"
+import type { ExportRefused } from "../../../services/node/TableExport.js"
 import type { TileError } from "../../../services/node/TileErrors.js"
 import type { PressFailure, WidgetError } from "../../../services/node/WidgetErrors.js"
 
@@ -42,6 +44,8 @@ export type NodeDomainError =
   | ConnectionStartError
   | ArtifactError
   | InboxError
+  | JobError
+  | ExportRefused
   | NotImplementedYet
   | WidgetError
 
@@ -401,6 +405,17 @@ const mapping: Mapping = {
       ...(e.taskId === undefined ? {} : { taskId: e.taskId }),
       ...(e.effectId === undefined ? {} : { effectId: e.effectId })
     }),
+  // Jobs and table export
+  JobNotFound: (e) => refuse("JOB_NOT_FOUND", `No job ${quote(e.jobId)} for this widget`),
+  JobNotRunning: (e) => refuse("JOB_NOT_RUNNING", `The job already ended (${e.status})`, { jobId: e.jobId, status: e.status }),
+  JobUnavailable: (e) => refuse("JOB_UNAVAILABLE", "The node cannot run this job now", { reason: e.reason }),
+  WidgetNotHere: (e) => refuse("INSTANCE_UNKNOWN", `No widget ${quote(e.instanceId)} in this conversation`),
+  ExportRefused: (e) =>
+    refuse(
+      "INVALID_INPUT",
+      e.reason === "not-a-table" ? "This widget holds no table to export" : `The table shows no column ${quote(e.column ?? "")}`,
+      { reason: e.reason, ...(e.field === undefined ? {} : { field: e.field }) }
+    ),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }
