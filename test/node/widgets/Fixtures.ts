@@ -64,7 +64,7 @@ export const script: ScriptInput = {
       steps: [{ tool: { name: "place_widget", input: { package: "@nobody/none", widget: "x" } } }],
       after: [{ delta: "Could not." }]
     },
-    { match: "Say what the panel shows", steps: [], after: [{ delta: "The panel shows blue." }] }
+    { match: "Say what the panel shows", steps: [{ delta: "The panel shows blue." }] }
   ]
 }
 
