@@ -194,14 +194,14 @@ export const make = Effect.gen(function*() {
       const taskId = yield* makeId("task")
       const offered = (yield* tools.offered).find((t) => t.packageId === instance.packageId && t.tool === binding.tool)
       if (offered === undefined) {
-        // A job tool is not offered to turns: the jobs runner takes it (docs/decisions.md, "Widget presses").
+        // The service package no longer offers the tool (its manifest changed under the same install): nothing sent.
         return Either.left(
           new PressFailed({
-            failure: "job-unavailable",
+            failure: "tool-not-offered",
             outcome: "refused",
             mayHaveRun: false,
             recorded: false,
-            workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
+            workflow: [{ step: "call", status: "not-run", code: "SERVICE_UNREACHABLE" }]
           })
         ) satisfies Outcome
       }
@@ -232,6 +232,21 @@ export const make = Effect.gen(function*() {
       const taskId = ticket.taskId ?? (yield* makeId("task"))
       return Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
     })
+
+  /**
+   * The seam of job tools (`execution: {kind: job}`): this node runs no jobs yet, so a press of one answers
+   * 503 JOB_UNAVAILABLE before anything is claimed or sent. The jobs runner replaces this with its own start.
+   */
+  const startJob = (_instance: WidgetInstance, _binding: WidgetBinding, _press: ActionPress) =>
+    Effect.fail(
+      new PressFailed({
+        failure: "job-unavailable",
+        outcome: "refused",
+        mayHaveRun: false,
+        recorded: false,
+        workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
+      })
+    )
 
   /** Claims the invocation id and runs the press once; an identical press of this process waits for the first. */
   const once = (
@@ -313,6 +328,7 @@ export const make = Effect.gen(function*() {
           const problem = yield* checks.check(pkg.digest, tool, press.input)
           if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
         }
+        if (tool?.execution?.kind === "job") yield* startJob(instance, binding, press)
         yield* rate(instance, binding)
         return yield* once(caller, instance, press, pressTool(caller, instance, binding, press))
       }
