@@ -37,7 +37,7 @@ type Outcome = Either.Either<ActionAnswer, PressFailed>
 const decodeFailed = Schema.decodeUnknownOption(PressFailed)
 
 /** A stored answer, answered again as it was. */
-const replay = (record: PressRecord): Effect.Effect<PressAnswer, WidgetError> => {
+const replay = (record: PressRecord, invocationId: string): Effect.Effect<PressAnswer, WidgetError> => {
   switch (record.status) {
     case "answered":
       if (record.answer._tag === "Success") return Effect.succeed(record.answer.body as PressAnswer)
@@ -48,7 +48,7 @@ const replay = (record: PressRecord): Effect.Effect<PressAnswer, WidgetError> =>
     case "interrupted":
     case "running":
       // A running row with no press of this process behind it was cut off by a restart the start-up missed.
-      return Effect.fail(new PressInterrupted({ invocationId: "" }))
+      return Effect.fail(new PressInterrupted({ invocationId }))
   }
 }
 
@@ -272,7 +272,7 @@ export const make = Effect.gen(function*() {
             invocationId: press.invocationId,
             actionBindingId: press.actionBindingId
           })
-          if (Option.isSome(earlier)) return yield* replay(earlier.value)
+          if (Option.isSome(earlier)) return yield* replay(earlier.value, press.invocationId)
           // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
           const outcome = yield* run
           yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
@@ -319,7 +319,7 @@ export const make = Effect.gen(function*() {
       // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
       const earlier = yield* log.get(instance.instanceId, press.invocationId)
       const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
-      if (Option.isSome(earlier) && !running) return yield* replay(earlier.value)
+      if (Option.isSome(earlier) && !running) return yield* replay(earlier.value, press.invocationId)
       const pkg = yield* installed(instance)
       yield* current(instance, binding, press)
       if (binding.kind === "tool") {
