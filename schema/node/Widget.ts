@@ -213,7 +213,9 @@ export class WidgetsGroup extends HttpApiGroup.make("widgets")
       .setPath(WidgetPath)
       .setPayload(ActionPress)
       .addSuccess(Schema.Union(ActionDone, ViewStateWritten))
-      .addSuccess(Schema.Union(ActionApprovalRequired, ActionInBackground), { status: 202 })
+      // One addSuccess each: a status given to a union is not carried to its members.
+      .addSuccess(ActionApprovalRequired, { status: 202 })
+      .addSuccess(ActionInBackground, { status: 202 })
       .addError(refusals(
         "INVALID_INPUT", "INVALID_SCHEMA", "UNSUPPORTED_ACTION", "POLICY_REFUSED", "INSTANCE_UNKNOWN",
         "ACTION_INTERRUPTED", "NOT_INSTALLED", "SERVICE_CANCELLED", "RATE_LIMITED", "NOT_IMPLEMENTED",

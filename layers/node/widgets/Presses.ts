@@ -37,7 +37,7 @@ type Outcome = Either.Either<ActionAnswer, PressFailed>
 const decodeFailed = Schema.decodeUnknownOption(PressFailed)
 
 /** A stored answer, answered again as it was. */
-const replay = (record: PressRecord): Effect.Effect<PressAnswer, WidgetError> => {
+const replay = (record: PressRecord, invocationId: string): Effect.Effect<PressAnswer, WidgetError> => {
   switch (record.status) {
     case "answered":
       if (record.answer._tag === "Success") return Effect.succeed(record.answer.body as PressAnswer)
@@ -48,7 +48,7 @@ const replay = (record: PressRecord): Effect.Effect<PressAnswer, WidgetError> =>
     case "interrupted":
     case "running":
       // A running row with no press of this process behind it was cut off by a restart the start-up missed.
-      return Effect.fail(new PressInterrupted({ invocationId: "" }))
+      return Effect.fail(new PressInterrupted({ invocationId }))
   }
 }
 
@@ -194,14 +194,14 @@ export const make = Effect.gen(function*() {
       const taskId = yield* makeId("task")
       const offered = (yield* tools.offered).find((t) => t.packageId === instance.packageId && t.tool === binding.tool)
       if (offered === undefined) {
-        // A job tool is not offered to turns: the jobs runner takes it (docs/decisions.md, "Widget presses").
+        // The service package no longer offers the tool (its manifest changed under the same install): nothing sent.
         return Either.left(
           new PressFailed({
-            failure: "job-unavailable",
+            failure: "tool-not-offered",
             outcome: "refused",
             mayHaveRun: false,
             recorded: false,
-            workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
+            workflow: [{ step: "call", status: "not-run", code: "SERVICE_UNREACHABLE" }]
           })
         ) satisfies Outcome
       }
@@ -233,6 +233,21 @@ export const make = Effect.gen(function*() {
       return Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
     })
 
+  /**
+   * The seam of job tools (`execution: {kind: job}`): this node runs no jobs yet, so a press of one answers
+   * 503 JOB_UNAVAILABLE before anything is claimed or sent. The jobs runner replaces this with its own start.
+   */
+  const startJob = (_instance: WidgetInstance, _binding: WidgetBinding, _press: ActionPress) =>
+    Effect.fail(
+      new PressFailed({
+        failure: "job-unavailable",
+        outcome: "refused",
+        mayHaveRun: false,
+        recorded: false,
+        workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
+      })
+    )
+
   /** Claims the invocation id and runs the press once; an identical press of this process waits for the first. */
   const once = (
     caller: Caller,
@@ -257,7 +272,7 @@ export const make = Effect.gen(function*() {
             invocationId: press.invocationId,
             actionBindingId: press.actionBindingId
           })
-          if (Option.isSome(earlier)) return yield* replay(earlier.value)
+          if (Option.isSome(earlier)) return yield* replay(earlier.value, press.invocationId)
           // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
           const outcome = yield* run
           yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
@@ -304,7 +319,7 @@ export const make = Effect.gen(function*() {
       // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
       const earlier = yield* log.get(instance.instanceId, press.invocationId)
       const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
-      if (Option.isSome(earlier) && !running) return yield* replay(earlier.value)
+      if (Option.isSome(earlier) && !running) return yield* replay(earlier.value, press.invocationId)
       const pkg = yield* installed(instance)
       yield* current(instance, binding, press)
       if (binding.kind === "tool") {
@@ -313,6 +328,7 @@ export const make = Effect.gen(function*() {
           const problem = yield* checks.check(pkg.digest, tool, press.input)
           if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
         }
+        if (tool?.execution?.kind === "job") yield* startJob(instance, binding, press)
         yield* rate(instance, binding)
         return yield* once(caller, instance, press, pressTool(caller, instance, binding, press))
       }

@@ -27,6 +27,13 @@ export const widgetProbe = (
   const file = path.join(folder, "package.json")
   const json = JSON.parse(fs.readFileSync(file, "utf8"))
   json.files = undefined
+  json.clark.tools.push({
+    name: "reindex",
+    description: "Rebuilds an index in the background.",
+    inputSchema: { type: "object" },
+    risk: "local-write",
+    execution: { kind: "job", version: 1 }
+  })
   json.clark.facets.push({ kind: "widget", isolation: "isolated-ui", renderer: "html", entry: "widget/index.html", widgetId })
   json.clark.widgets = [{
     id: widgetId,
@@ -39,6 +46,7 @@ export const widgetProbe = (
       { id: "crash", kind: "tool", tool: "crash", perMinute: 60 },
       { id: "fail", kind: "tool", tool: "fail", perMinute: 60 },
       { id: "slow", kind: "tool", tool: "slow", perMinute: 60 },
+      { id: "reindex", kind: "tool", tool: "reindex", perMinute: 60 },
       { id: "ask", kind: "agent", instruction: "Say what the panel shows.", perMinute: 2 }
     ]
   }]
@@ -64,7 +72,7 @@ export const script: ScriptInput = {
       steps: [{ tool: { name: "place_widget", input: { package: "@nobody/none", widget: "x" } } }],
       after: [{ delta: "Could not." }]
     },
-    { match: "Say what the panel shows", steps: [], after: [{ delta: "The panel shows blue." }] }
+    { match: "Say what the panel shows", steps: [{ delta: "The panel shows blue." }] }
   ]
 }
 

@@ -29,6 +29,7 @@ describe("placing a widget", () => {
         ["crash", "tool"],
         ["fail", "tool"],
         ["slow", "tool"],
+        ["reindex", "tool"],
         ["ask", "agent"]
       ])
       for (const binding of placed.bindings) expect(binding.digest).toMatch(/^sha256:[0-9a-f]{64}$/)

@@ -200,6 +200,19 @@ describe("pressing a tool binding", () => {
       expect(fitting.status).toBe(200)
     })))
 
+  it.scoped("a job tool's binding answers 503 JOB_UNAVAILABLE before anything is claimed or sent (the jobs runner's seam)", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, placed } = yield* setup()
+      const answer = yield* press(id, placed.instanceId, pressOf(placed, "reindex", {}, "j-1"))
+      expect(answer).toMatchObject({
+        status: 503,
+        body: { code: "JOB_UNAVAILABLE", outcome: "refused", mayHaveRun: false, recorded: false }
+      })
+      expect(ledgerRows(node.dataDir)).toEqual([])
+      expect(query(node.dataDir, "SELECT * FROM widget_presses")).toEqual([])
+    })))
+
   it.scoped("a machine surface's press carries its own origin into the ledger and the timeline", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode

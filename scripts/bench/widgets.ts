@@ -1,0 +1,187 @@
+/**
+ * `npm run bench:widgets`: what the node adds to a widget's `done` press of a read binding (issue 15, point 10),
+ * beside the tool call itself, in one run and one process, the variants interleaved call by call (which goes
+ * first turns with the round) so the machine's load hits them alike.
+ *
+ * The node is built in-process from its own layers (as bench:tools does), the probe service package with its
+ * widget (test/node/widgets/Fixtures.ts) installed through the node's routes and placed by a scripted turn.
+ *
+ *   1. the tool call itself: the SDK `Client` over stdio calling `read_value` on a process of the same copy;
+ *   2. the node's tool path alone: `PackageTools.call` of the same tool (what a turn's call costs);
+ *   3. the press: POST /conversations/{id}/widgets/{instanceId}/actions over HTTP (fetch, person headers),
+ *      each with a new invocation id at the instance's current revision, answered 200 `done`.
+ *
+ * Target: the press's p99 at most 3 ms above the tool call's. A binding allows at most 600 presses a minute, so
+ * presses turn over several placed instances. Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N,
+ * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Scripted from "../../layers/node/model/Scripted.js"
+import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
+import { serveApi } from "../../src/http/ServeApi.js"
+import { createServer } from "../../src/node/http/ClientError.js"
+import { ApiLive, ServicesLive } from "../../src/node/Server.js"
+import { pressOf, script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
+import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
+
+const full = process.env.BENCH_FULL === "1"
+const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
+const warmup = 100
+const appSecret = "bench-app-secret"
+const perInstance = 500
+
+interface Figures {
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+
+const figures = (samples: ReadonlyArray<number>): Figures => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted[sorted.length - 1] ?? Number.NaN }
+}
+
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<number, E, R> =>
+  Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.map(effect, () => performance.now() - started)
+  })
+
+const headers = (token: string) => ({
+  authorization: `Bearer ${token}`,
+  "x-app-secret": appSecret,
+  "content-type": "application/json"
+})
+
+const json = (baseUrl: string, token: string, method: string, route: string, body?: unknown) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${baseUrl}${route}`, {
+      method,
+      headers: headers(token),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    return { status: response.status, body: (await response.json()) as any }
+  })
+
+const run = Effect.scoped(Effect.gen(function*() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-widgets-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
+  const folder = widgetProbe({ readPerMinute: 600 })
+  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
+  const options = {
+    dataDir,
+    appSecret: Redacted.make(appSecret),
+    model: Scripted.fromScript(Scripted.decodeScript(script)),
+    turns: { wallClock: Duration.minutes(5), hostControlWait: Duration.seconds(5), questionTtl: Duration.hours(24), waitBudget: Duration.seconds(60) },
+    marketplaceUrl: null,
+    registryUrl: null
+  }
+  const services = ServicesLive(options)
+  const server = serveApi(ApiLive(options, services)).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+  const context = yield* Layer.build(Layer.merge(server, services))
+  const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
+  const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+  const call = (method: string, route: string, body?: unknown) => json(baseUrl, token, method, route, body)
+
+  const listing = yield* call("POST", "/packages/local", { path: folder })
+  const installed = yield* call("POST", "/packages/install", { packageId: listing.body.packageId, localDigest: listing.body.contentDigest })
+  if (installed.status === 202) {
+    const approval = yield* call("GET", `/packages/approvals/${installed.body.approvalId}`)
+    yield* call("POST", `/packages/approvals/${installed.body.approvalId}/decision`, {
+      decision: "granted",
+      digest: approval.body.operationDigest
+    })
+  }
+  const conversationId = (yield* call("POST", "/conversations", {})).body.conversationId as string
+  const instances: Array<{ placed: any; revision: number }> = []
+  for (let i = 0; i < Math.ceil((n + warmup) / perInstance); i++) {
+    const turn = yield* call("POST", `/conversations/${conversationId}/messages`, { text: "place probe" })
+    const reply = turn.body.timeline.entries.find((e: any) => e.role === "assistant")
+    const placed = reply.blocks.find((b: any) => b.name === "place_widget").output
+    instances.push({ placed, revision: placed.revision })
+  }
+
+  const input = { key: "colour" }
+  const direct = yield* Effect.acquireRelease(
+    Effect.promise(async () => {
+      const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(folder, "server.mjs")], cwd: folder })
+      const client = new Client({ name: "bench-direct", version: "1.0.0" }, { capabilities: {} })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+  const tools = Context.get(context, PackageTools)
+  const callContext: CallContext = { taskId: "task_bench", conversationId, origin: "person", channel: "text" }
+  let pressed = 0
+  const press = Effect.suspend(() => {
+    const target = instances[pressed % instances.length]!
+    const payload = pressOf(target.placed, "read", input, `bench-${pressed++}`, target.revision)
+    return Effect.flatMap(call("POST", `/conversations/${conversationId}/widgets/${target.placed.instanceId}/actions`, payload), (answer) => {
+      if (answer.status !== 200 || answer.body.outcome !== "done") {
+        return Effect.dieMessage(`the press answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+      }
+      target.revision = answer.body.revision
+      return Effect.void
+    })
+  })
+  const variants = [
+    timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: input }))),
+    timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", input), (outcome) =>
+      outcome.status === "done" ? Effect.void : Effect.dieMessage(JSON.stringify(outcome.output)))),
+    timed(press)
+  ]
+  log(`${n} rounds of ${variants.length} variants, after ${warmup} unmeasured`)
+  const samples = variants.map(() => [] as Array<number>)
+  for (let round = 0; round < warmup + n; round++) {
+    for (let k = 0; k < variants.length; k++) {
+      const i = (round + k) % variants.length
+      const ms = yield* variants[i]!
+      if (round >= warmup) samples[i]!.push(ms)
+    }
+  }
+  const [toolCall, toolPath, pressFigures] = samples.map(figures)
+  return { toolCall: toolCall!, toolPath: toolPath!, press: pressFigures!, instances: instances.length }
+}))
+
+const ms = (value: number) => value.toFixed(2)
+
+const main = async () => {
+  const otherWork = await otherWorkCores()
+  const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
+  const results = await Effect.runPromise(run)
+  const added = results.press.p99 - results.toolCall.p99
+  const section = [
+    "## Local node: widget presses",
+    "",
+    `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call; load average ${load}, other work on ${otherWork.toFixed(2)} cores (a loaded machine: other helpers were running).`,
+    "",
+    "| variant | p50 ms | p99 ms | max ms |",
+    "| --- | ---: | ---: | ---: |",
+    `| the tool call itself (SDK client → probe \`read_value\`) | ${ms(results.toolCall.p50)} | ${ms(results.toolCall.p99)} | ${ms(results.toolCall.max)} |`,
+    `| the node's tool path (\`PackageTools.call\`) | ${ms(results.toolPath.p50)} | ${ms(results.toolPath.p99)} | ${ms(results.toolPath.max)} |`,
+    `| a \`done\` press of the read binding over HTTP | ${ms(results.press.p50)} | ${ms(results.press.p99)} | ${ms(results.press.max)} |`,
+    "",
+    `The press adds ${ms(results.press.p50 - results.toolCall.p50)} ms p50 and ${ms(added)} ms p99 to the tool call (target: at most 3 ms p99): the HTTP round trip, the checks of the instance, the claim and the stored answer of the invocation id, the timeline row and the revision. Presses turned over ${results.instances} placed instances (600 presses a minute per binding at most). A press writes the claim of its invocation id, the timeline row, the revision, its stored answer and its audit row one after another, each its own commit: the first place to look when the target is missed.`,
+    ""
+  ].join("\n")
+  console.log(`\n${section}`)
+  if (process.env.BENCH_WIDGETS_DOCS !== "0") log(`Wrote ${writeDocs("widgets", section)}`)
+}
+
+main().then(
+  () => process.exit(),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
