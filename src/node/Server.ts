@@ -23,6 +23,7 @@ import * as SqlTaskApprovals from "../../layers/node/sql/SqlTaskApprovals.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import * as ConversationActivityLive from "../../layers/node/ConversationActivity.js"
+import * as ComposerLayer from "../../layers/node/Composer.js"
 import * as SqlDeletions from "../../layers/node/sql/SqlDeletions.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
@@ -37,6 +38,7 @@ import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { AppIntentsLive } from "./handlers/AppIntents.js"
+import { ComposerLive } from "./handlers/Composer.js"
 import { DeletionLive } from "./handlers/Deletion.js"
 import { MapsLive } from "./handlers/Maps.js"
 import { PackagesLive } from "./handlers/Packages.js"
@@ -176,7 +178,12 @@ export const ServicesLive = (options: NodeOptions) => {
       })
   ).pipe(Layer.provide(credentials))
   const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
-  const core = Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  // The composer's suggestions and the references a message carries, checked by the engine on arrival.
+  const composer = ComposerLayer.layer()
+  const core = Layer.mergeAll(engine.pipe(Layer.provideMerge(composer)), packages, credentials).pipe(
+    Layer.provideMerge(tools),
+    Layer.provideMerge(base)
+  )
   // Conversation deletion asks what still runs there (ConversationActivity: jobs and widget actions add theirs).
   const deletions = SqlDeletions.layer({ dataDir: options.dataDir }).pipe(
     Layer.provide(ConversationActivityLive.layer()),
@@ -201,6 +208,7 @@ export const ApiLive = (
       WorkLive,
       DeletionLive,
       AppIntentsLive,
+      ComposerLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

@@ -292,6 +292,7 @@ const DeclaredGroupsStub = Layer.mergeAll(
   HttpApiBuilder.group(NodeApi, "hostControl", (handlers) => handlers.handle("answer", unbuilt)),
   HttpApiBuilder.group(NodeApi, "deletion", (handlers) => handlers.handle("delete", unbuilt).handle("confirm", unbuilt)),
   HttpApiBuilder.group(NodeApi, "appIntents", (handlers) => handlers.handle("perform", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "composer", (handlers) => handlers.handle("suggestions", unbuilt)),
   HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
     handlers
       .handle("setTilePolicy", unbuilt)
@@ -315,7 +316,11 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("startConnection", unbuilt)
       .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
-    handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt)),
+    handlers
+      .handle("setMachineTurns", unbuilt)
+      .handle("setInstallMode", unbuilt)
+      .handle("setDenyRules", unbuilt)
+      .handle("setProjectFolders", unbuilt)),
   // Built in src/node/handlers/Work.ts (reconcile); its other routes still answer 501 there too.
   HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     handlers

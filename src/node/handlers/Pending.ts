@@ -11,9 +11,6 @@ import { toNodeError } from "../http/Errors.js"
 
 const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
 
-export const ComposerPending = HttpApiBuilder.group(NodeApi, "composer", (handlers) =>
-  handlers.handle("suggestions", notYet))
-
 export const WidgetsPending = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
   handlers
     .handle("export", notYet)
@@ -55,7 +52,6 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
 
 /** Every group declared but not built yet. */
 export const PendingGroupsLive = Layer.mergeAll(
-  ComposerPending,
   WidgetsPending,
   WidgetArtifactsPending,
   ArtifactsPending,
