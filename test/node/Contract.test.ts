@@ -110,7 +110,9 @@ const decided: ReadonlyArray<Route> = [
   ["POST", "/connections/{packageId}/start", "authenticated"],
   ["PUT", "/preferences/execution.installs", "person-only"],
   // The deny rules of the execution policy (docs/decisions.md, "Package tools in turns, …")
-  ["PUT", "/preferences/execution.denyRules", "person-only"]
+  ["PUT", "/preferences/execution.denyRules", "person-only"],
+  // The approved project folders of the composer (docs/decisions.md, "Composer suggestions and references")
+  ["PUT", "/preferences/composer.projectFolders", "person-only"]
 ]
 
 interface Declared {
@@ -210,7 +212,9 @@ describe("node contract", () => {
         "DELETE /map-tiles/key",
         // Decided: loosening the install policy, or lifting a deny rule, is the person's own act.
         "PUT /preferences/execution.installs",
-        "PUT /preferences/execution.denyRules"
+        "PUT /preferences/execution.denyRules",
+        // Decided: approving a project folder gives references to its files.
+        "PUT /preferences/composer.projectFolders"
       ].sort()
     )
   })
