@@ -115,8 +115,8 @@ export const make = (options: ProjectIndex.Options = ProjectIndex.defaults) =>
               : { kind: "project", label, disabledReason: "The folder is no longer on this computer" }
           })
           if (!present) continue
-          const { entries: all } = yield* index.get(folder)
-          for (const { entry, rank: r } of ProjectIndex.best(all, q, maxSuggestions)) {
+          const kept = yield* index.get(folder)
+          for (const { entry, rank: r } of ProjectIndex.search(kept, q, maxSuggestions)) {
             const kind = entry.folder ? "folder" as const : "file" as const
             entries.push({
               rank: r,

@@ -23,6 +23,30 @@ export interface Index {
   readonly entries: ReadonlyArray<Entry>
   readonly truncated: boolean
   readonly builtAtMs: number
+  /** Every lower-case path, each followed by a newline: one native search finds the entries that match. */
+  readonly haystack: string
+  /** Where each entry's path starts in `haystack`. */
+  readonly starts: Int32Array
+  /** The shallowest entries, for an empty query. */
+  readonly shallow: ReadonlyArray<Entry>
+}
+
+/** The searchable form of walked entries. */
+export const indexOf = (entries: ReadonlyArray<Entry>, truncated: boolean, builtAtMs: number): Index => {
+  const starts = new Int32Array(entries.length)
+  let at = 0
+  entries.forEach((entry, i) => {
+    starts[i] = at
+    at += entry.lowerPath.length + 1
+  })
+  return {
+    entries,
+    truncated,
+    builtAtMs,
+    haystack: entries.map((entry) => `${entry.lowerPath}\n`).join(""),
+    starts,
+    shallow: best(entries, "", 8).map((picked) => picked.entry)
+  }
 }
 
 export const skipped: ReadonlySet<string> = new Set([".git", "node_modules"])
@@ -60,7 +84,7 @@ export interface Options {
   readonly maxEntries: number
 }
 
-export const defaults: Options = { maxAge: Duration.seconds(30), maxEntries: 200_000 }
+export const defaults: Options = { maxAge: Duration.seconds(60), maxEntries: 200_000 }
 
 interface Slot {
   readonly index: Option.Option<Index>
@@ -74,7 +98,7 @@ export const make = (options: Options = defaults) =>
     const build = (folder: string) =>
       Effect.gen(function*() {
         const walked = yield* Effect.promise(() => walk(folder, options.maxEntries))
-        const index: Index = { ...walked, builtAtMs: yield* Clock.currentTimeMillis }
+        const index = indexOf(walked.entries, walked.truncated, yield* Clock.currentTimeMillis)
         const built: Slot = { index: Option.some(index), refreshing: false }
         yield* Ref.update(slots, HashMap.set(folder, built))
         return index
@@ -130,4 +154,31 @@ export const best = (entries: ReadonlyArray<Entry>, query: string, limit: number
     if (picked.length > limit) picked.pop()
   }
   return picked
+}
+
+/**
+ * `best` over an index: the query (lower-case, no newline) is found by native searches of the haystack, so only
+ * the entries that contain it are ranked.
+ */
+export const search = (index: Index, query: string, limit: number) => {
+  if (query === "" || query.includes("\n")) {
+    return query === "" ? index.shallow.slice(0, limit).map((entry) => ({ entry, rank: 2 })) : []
+  }
+  const matching: Array<Entry> = []
+  let from = 0
+  for (;;) {
+    const found = index.haystack.indexOf(query, from)
+    if (found < 0) break
+    // The entry holding `found`: the last start at or before it.
+    let low = 0
+    let high = index.starts.length - 1
+    while (low < high) {
+      const middle = (low + high + 1) >> 1
+      if (index.starts[middle]! <= found) low = middle
+      else high = middle - 1
+    }
+    matching.push(index.entries[low]!)
+    from = low + 1 < index.starts.length ? index.starts[low + 1]! : index.haystack.length
+  }
+  return best(matching, query, limit)
 }

@@ -120,6 +120,20 @@ describe("GET /composer/suggestions", () => {
           ref: { kind: "conversation", id: other.conversationId, label: "Strings refactor" }
         }
       ])
+      // A task of another conversation is offered as background work, and its ref is accepted.
+      yield* send(other.conversationId, { text: "Quarterly numbers please" })
+      const work = (yield* suggest("@", "quarterly", here)).suggestions
+      expect(work).toEqual([{
+        kind: "work",
+        label: "Quarterly numbers please",
+        detail: "completed",
+        ref: { kind: "work", id: expect.stringMatching(/^task_/), label: "Quarterly numbers please" }
+      }])
+      const withWork = yield* send(here, {
+        text: "see that",
+        references: { version: 1, items: [(work[0] as any).ref] }
+      })
+      expect(withWork.status).toBe(200)
       const everything = yield* suggest("@", "", here)
       expect(everything.suggestions.length).toBeLessThanOrEqual(8)
       expect(everything.suggestions[0]).toEqual({

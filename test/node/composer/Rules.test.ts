@@ -1,7 +1,7 @@
 /** The composer's pure rules: which relative paths may be joined to a project, ranking, the interleaving of rows. */
 import { describe, expect, it } from "@effect/vitest"
 import { interleave } from "../../../layers/node/Composer.js"
-import { best } from "../../../layers/node/composer/ProjectIndex.js"
+import { best, indexOf, search } from "../../../layers/node/composer/ProjectIndex.js"
 import { inside, pathProblem, projectIdOf, rank } from "../../../services/node/Composer.js"
 
 describe("pathProblem", () => {
@@ -77,6 +77,14 @@ describe("best and interleave", () => {
       ["src/reindex.ts", 1]
     ])
     expect(best(entries, "", 2).map((e) => e.entry.path)).toEqual(["index.ts", "other.ts"])
+  })
+
+  it("the index's search answers what a scan of every entry answers", () => {
+    const entries = Array.from({ length: 500 }, (_, i) => entry(`src/mod-${i % 7}/${["index", "util", "strings"][i % 3]}-${i}.ts`))
+    const index = indexOf(entries, false, 0)
+    for (const query of ["", "index", "mod-3/", "util-1", "s", ".ts", "zz", "src/mod-6/strings-48.ts", "a\nb"]) {
+      expect(search(index, query, 8)).toEqual(query.includes("\n") ? [] : best(entries, query, 8))
+    }
   })
 
   it("takes the best rank first, and among equals the kind offered least so far", () => {
