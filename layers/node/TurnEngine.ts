@@ -26,6 +26,7 @@ import * as Questions from "./turns/Questions.js"
 import * as Recovery from "./turns/Recovery.js"
 import { TurnSettings } from "./turns/Settings.js"
 import * as Waiting from "./turns/Waiting.js"
+import { Composer } from "../../services/node/Composer.js"
 import * as Tickets from "./turns/Tickets.js"
 import * as Tools from "./turns/Tools.js"
 import * as Turns from "./turns/Turn.js"
@@ -54,6 +55,7 @@ export const make = (settings: TurnSettings) =>
     const packageTools = yield* Effect.serviceOption(PackageTools)
     const placement = yield* Effect.serviceOption(WidgetPlacement)
     const transactions = yield* Transactions
+    const composer = yield* Composer
     const turns = yield* FiberSet.make<void>()
     /**
      * Turns run on the engine's own context, captured here, not on the submitting request's: a fork inherits its
@@ -189,9 +191,10 @@ export const make = (settings: TurnSettings) =>
               const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
               if (Option.isSome(seen)) return Tickets.retried(store, conversationId, state.running, state.waiting, seen.value)
             }
-            yield* Waiting.checkReferences(store, refs)
+            // Rule 7; the message stores each reference as resolved (paths inside the project, a notice's words).
+            const resolved = yield* composer.resolve(refs)
             const blocks: Array<Block> = [{ type: "text", text: request.text }]
-            if (refs.length > 0) blocks.push({ type: "references", version: 1, items: refs })
+            if (refs.length > 0) blocks.push({ type: "references", version: 1, items: resolved })
             const intent = resolveAppIntent(request.text)
             const shuttingDown = yield* Ref.get(closing)
             const steering = intent !== undefined

@@ -74,6 +74,25 @@ export const DenyRulesPreference = preferenceState("execution.denyRules", DenyRu
   identifier: "DenyRulesPreference"
 })
 
+/**
+ * `composer.projectFolders` (the spec's approved project folders; docs/decisions.md, "Composer"): absolute,
+ * normalised paths of existing folders whose files the composer offers. Person-only: a machine surface adding a
+ * folder would give itself references to files the person never approved.
+ */
+export const ProjectFolder = Schema.String.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(1024),
+  Schema.filter((folder) => !folder.includes("\0") || "must not contain NUL"),
+  Schema.filter((folder) => folder.startsWith("/") || "must be an absolute path")
+)
+export const ProjectFolders = Schema.Array(ProjectFolder).pipe(Schema.maxItems(32)).annotations({
+  identifier: "ProjectFolders"
+})
+
+export const ProjectFoldersPreference = preferenceState("composer.projectFolders", ProjectFolders).annotations({
+  identifier: "ProjectFoldersPreference"
+})
+
 /** `execution.machineTurns` is not person-only: a token holder can change it (the spec says so). */
 export class PreferencesGroup extends HttpApiGroup.make("preferences")
   .add(
@@ -96,6 +115,13 @@ export class PreferencesGroup extends HttpApiGroup.make("preferences")
     HttpApiEndpoint.put("setDenyRules", "/preferences/execution.denyRules")
       .setPayload(PreferenceWrite)
       .addSuccess(DenyRulesPreference)
+      .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID"))
+      .middleware(PersonOnly)
+  )
+  .add(
+    HttpApiEndpoint.put("setProjectFolders", "/preferences/composer.projectFolders")
+      .setPayload(PreferenceWrite)
+      .addSuccess(ProjectFoldersPreference)
       .addError(refusals("INVALID_INPUT", "PREFERENCE_INVALID"))
       .middleware(PersonOnly)
   )

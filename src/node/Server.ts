@@ -30,6 +30,7 @@ import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
 import * as BackgroundWorkLive from "../../layers/node/BackgroundWork.js"
 import * as InboxLayer from "../../layers/node/Inbox.js"
 import * as ConversationActivityLive from "../../layers/node/ConversationActivity.js"
+import * as ComposerLayer from "../../layers/node/Composer.js"
 import * as SqlDeletions from "../../layers/node/sql/SqlDeletions.js"
 import * as JobsLive from "../../layers/node/jobs/Jobs.js"
 import * as JobWork from "../../layers/node/jobs/JobWork.js"
@@ -48,6 +49,7 @@ import { serveApi } from "../http/ServeApi.js"
 import { ArtifactsLive } from "./handlers/Artifacts.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { AppIntentsLive } from "./handlers/AppIntents.js"
+import { ComposerLive } from "./handlers/Composer.js"
 import { DeletionLive } from "./handlers/Deletion.js"
 import { MapsLive } from "./handlers/Maps.js"
 import { PackagesLive } from "./handlers/Packages.js"
@@ -194,7 +196,12 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provideMerge(runtime),
     Layer.provide(stores)
   )
-  const core = Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
+  // The composer's suggestions and the references a message carries, checked by the engine on arrival.
+  const composer = ComposerLayer.layer()
+  const core = Layer.mergeAll(engine.pipe(Layer.provideMerge(composer)), packages, credentials).pipe(
+    Layer.provideMerge(tools),
+    Layer.provideMerge(base)
+  )
   // The inbox acts through the engine, background work and the installer.
   const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
   // Package jobs tell the inbox when they end; GET /work and its cancel reach them through JobWork's wrappers
@@ -233,6 +240,7 @@ export const ApiLive = (
       DeletionLive,
       AppIntentsLive,
       WidgetsLive,
+      ComposerLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

@@ -115,7 +115,9 @@ const decided: ReadonlyArray<Route> = [
   ["GET", W, "authenticated"],
   ["GET", `${W}/frame`, "authenticated"],
   ["PUT", `${W}/semantic`, "authenticated"],
-  ["GET", `${W}/semantic`, "authenticated"]
+  ["GET", `${W}/semantic`, "authenticated"],
+  // The approved project folders of the composer (docs/decisions.md, "Composer suggestions and references")
+  ["PUT", "/preferences/composer.projectFolders", "person-only"]
 ]
 
 interface Declared {
@@ -215,7 +217,9 @@ describe("node contract", () => {
         "DELETE /map-tiles/key",
         // Decided: loosening the install policy, or lifting a deny rule, is the person's own act.
         "PUT /preferences/execution.installs",
-        "PUT /preferences/execution.denyRules"
+        "PUT /preferences/execution.denyRules",
+        // Decided: approving a project folder gives references to its files.
+        "PUT /preferences/composer.projectFolders"
       ].sort()
     )
   })
@@ -297,6 +301,7 @@ const DeclaredGroupsStub = Layer.mergeAll(
   HttpApiBuilder.group(NodeApi, "hostControl", (handlers) => handlers.handle("answer", unbuilt)),
   HttpApiBuilder.group(NodeApi, "deletion", (handlers) => handlers.handle("delete", unbuilt).handle("confirm", unbuilt)),
   HttpApiBuilder.group(NodeApi, "appIntents", (handlers) => handlers.handle("perform", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "composer", (handlers) => handlers.handle("suggestions", unbuilt)),
   HttpApiBuilder.group(NodeApi, "maps", (handlers) =>
     handlers
       .handle("setTilePolicy", unbuilt)
@@ -320,7 +325,11 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("startConnection", unbuilt)
       .handle("connectionCallback", unbuilt)),
   HttpApiBuilder.group(NodeApi, "preferences", (handlers) =>
-    handlers.handle("setMachineTurns", unbuilt).handle("setInstallMode", unbuilt).handle("setDenyRules", unbuilt)),
+    handlers
+      .handle("setMachineTurns", unbuilt)
+      .handle("setInstallMode", unbuilt)
+      .handle("setDenyRules", unbuilt)
+      .handle("setProjectFolders", unbuilt)),
   HttpApiBuilder.group(NodeApi, "inbox", (handlers) =>
     handlers
       .handle("inbox", unbuilt)
@@ -328,7 +337,7 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("unskipVersion", unbuilt)
       .handle("removeSkippedVersion", unbuilt)
       .handle("noticeAction", unbuilt)),
-  // Built in src/node/handlers/Widgets.ts; export and the job routes still answer 501 there.
+  // Built in src/node/handlers/Widgets.ts (with the job and export handlers of WidgetJobs.ts)
   HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
     handlers
       .handle("instance", unbuilt)

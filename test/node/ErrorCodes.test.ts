@@ -208,8 +208,9 @@ describe("refusals every route of a kind declares", () => {
       .toEqual([])
     expect(operations.filter((op) => !op.authenticated && op.refusals.has(401)).map((op) => op.route)).toEqual([])
     // The spec's 14, PUT /preferences/execution.installs (docs/decisions.md, "Package install policy") and
-    // PUT /preferences/execution.denyRules ("Package tools in turns, execution policy and task approvals").
-    expect(personOnly.size).toBe(16)
+    // PUT /preferences/execution.denyRules ("Package tools in turns, execution policy and task approvals") and
+    // PUT /preferences/composer.projectFolders ("Composer suggestions and references").
+    expect(personOnly.size).toBe(17)
     expect(
       [...personOnly].filter((route) => !(operation(route).refusals.get(403) ?? []).includes("PERSON_ONLY"))
     ).toEqual([])

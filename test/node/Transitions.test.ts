@@ -8,6 +8,7 @@ import { Duration, Effect, Either, Layer, Stream, TestClock } from "effect"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlAuditLog from "../../layers/node/sql/SqlAuditLog.js"
+import { Composer } from "../../services/node/Composer.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import * as TurnEngineLive from "../../layers/node/TurnEngine.js"
@@ -40,9 +41,20 @@ const script = Scripted.decodeScript({
   ]
 })
 
+/** These turns carry no references: the composer (tested in test/node/composer) is not part of what is tested here. */
+const noReferences = Layer.succeed(
+  Composer,
+  Composer.of({
+    suggestions: () => Effect.dieMessage("no suggestions in this test"),
+    resolve: (refs) => (refs.length === 0 ? Effect.succeed([]) : Effect.dieMessage("no references in this test"))
+  })
+)
+
 const engineOn = (dataDir: string) =>
   TurnEngineLive.layer({ ...NodeServer.defaultTurns, questionTtl: Duration.hours(1) }).pipe(
-    Layer.provideMerge(Layer.mergeAll(YieldingStore, SqlAuditLog.layer, SqlTransactions.layer, Scripted.fromScript(script))),
+    Layer.provideMerge(
+      Layer.mergeAll(YieldingStore, SqlAuditLog.layer, SqlTransactions.layer, Scripted.fromScript(script), noReferences)
+    ),
     Layer.provide(NodeDatabase.layer(dataDir))
   )
 

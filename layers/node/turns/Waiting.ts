@@ -1,29 +1,13 @@
 /**
- * A message on its way to becoming a turn: its references checked on arrival
- * (message rule 7), and its cancellation when the turn it waited for is
- * stopped, the node shuts down or crashed (rule 6).
+ * A message on its way to becoming a turn: its cancellation when the turn it
+ * waited for is stopped, the node shuts down or crashed (rule 6). Its references
+ * are checked on arrival by the Composer (rule 7).
  */
-import { Effect, Option } from "effect"
-import type { MessageResult, Ref } from "../../../schema/node/Conversation.js"
-import { ReferenceNotAvailable } from "../../../services/node/ConversationErrors.js"
+import { Effect } from "effect"
+import type { MessageResult } from "../../../schema/node/Conversation.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import type { TurnEvent } from "../../../services/node/TurnEngine.js"
 import { notes } from "./Agent.js"
-
-/** Rule 7: a reference that no longer resolves refuses the whole message, before anything is stored. */
-export const checkReferences = (store: ConversationStore["Type"], refs: ReadonlyArray<Ref>) =>
-  Effect.gen(function*() {
-    const notices = refs.some((ref) => ref.kind === "notice") ? yield* store.notices : []
-    for (const ref of refs) {
-      const available = ref.kind === "conversation"
-        ? Option.isSome(yield* store.get(ref.id))
-        : ref.kind === "notice"
-        ? notices.some((n) => n.id === ref.id && n.state !== "dismissed")
-        // Skills, projects, files, folders, services and background work are not indexed by this node yet.
-        : false
-      if (!available) return yield* new ReferenceNotAvailable({ reference: ref })
-    }
-  })
 
 /** The card of a message cancelled before it started: the message stays saved, the card says why. */
 export const cancelledCard = (store: ConversationStore["Type"], conversationId: string, userMessageId: string, taskId: string | null) =>

@@ -11,9 +11,6 @@ import { toNodeError } from "../http/Errors.js"
 
 const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
 
-export const ComposerPending = HttpApiBuilder.group(NodeApi, "composer", (handlers) =>
-  handlers.handle("suggestions", notYet))
-
 
 export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtifacts", (handlers) =>
   handlers
@@ -37,7 +34,6 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
 
 /** Every group declared but not built yet. */
 export const PendingGroupsLive = Layer.mergeAll(
-  ComposerPending,
   WidgetArtifactsPending,
   ThemesPending
 )
