@@ -201,6 +201,22 @@ describe.each(dialects)("the page builder on %s", (dialect) => {
       expect(await revisionCount(slug)).toBe(0)
     })
 
+    it.each([
+      ["an If-Match over 200 characters", { "if-match": Array.from({ length: 60 }, () => `"1"`).join(",") }, { document: document("G", "x") }, "if-match"],
+      ["a body without a document", { "if-match": `"1"` }, {}, "document"]
+    ])("refuses %s: 400 validation_failed, nothing stored", async (_, headers, body, path) => {
+      const raw = await call(server, {
+        method: "POST",
+        path: `/api/v1/admin/pages/${slug}/revisions`,
+        headers: { ...bearer(editor()), ...headers },
+        body
+      })
+      expect(raw.status).toBe(400)
+      expect(raw.body.error.code).toBe("validation_failed")
+      expect(raw.body.error.details.issues[0].path).toBe(path)
+      expect(await revisionCount(slug)).toBe(0)
+    })
+
     it("accepts a list naming the current version", async () => {
       const [, response] = await typedAs(server, editor(), draftRequest(slug, `"9", "1"`, document("G", "listed")))
       expect(response.status).toBe(201)

@@ -14,8 +14,8 @@ import { startMarketplace } from "../../support/MarketplaceServer.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import { Database, typedClient } from "../../support/NodeFixtures.js"
-import * as Registry from "../packages/fixtures/Registry.js"
-import { integrityOf, packFolder } from "../packages/fixtures/Tarballs.js"
+import * as Registry from "../../support/registry/Registry.js"
+import { integrityOf, packFolder } from "../../support/registry/Tarballs.js"
 import { act, inbox } from "./Support.js"
 
 const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages")
