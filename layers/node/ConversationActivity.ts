@@ -6,9 +6,11 @@
 import { Effect, Layer } from "effect"
 import { type ActivitySource, ConversationActivity, type Unsettled } from "../../services/node/ConversationActivity.js"
 import { ConversationStore } from "../../services/node/ConversationStore.js"
+import { Jobs } from "../../services/node/Jobs.js"
 import { Ledger } from "../../services/node/Ledger.js"
 import { TaskApprovals } from "../../services/node/TaskApprovals.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
+import { WidgetPressLog } from "../../services/node/WidgetPressLog.js"
 
 export const make = (extra: ReadonlyArray<ActivitySource>) =>
   Effect.gen(function*() {
@@ -16,6 +18,8 @@ export const make = (extra: ReadonlyArray<ActivitySource>) =>
     const store = yield* ConversationStore
     const approvals = yield* TaskApprovals
     const ledger = yield* Ledger
+    const jobs = yield* Jobs
+    const presses = yield* WidgetPressLog
     const own: ReadonlyArray<ActivitySource> = [
       (conversationId) =>
         Effect.map(engine.isRunning(conversationId), (running): ReadonlyArray<Unsettled> =>
@@ -34,7 +38,13 @@ export const make = (extra: ReadonlyArray<ActivitySource>) =>
           effects.filter((e) => e.conversationId === conversationId).map((e): Unsettled => ({
             kind: "unknown-effect",
             id: e.effectId
-          })))
+          }))),
+      (conversationId) =>
+        Effect.map(jobs.runningIn(conversationId), (running): ReadonlyArray<Unsettled> =>
+          running ? [{ kind: "job", id: conversationId }] : []),
+      (conversationId) =>
+        Effect.map(presses.settling(conversationId), (settling): ReadonlyArray<Unsettled> =>
+          settling ? [{ kind: "widget-action", id: conversationId }] : [])
     ]
     const sources = [...own, ...extra]
     return ConversationActivity.of({

@@ -211,13 +211,15 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provideMerge(inbox),
     Layer.provide(core)
   )
-  // Conversation deletion asks what still runs there (ConversationActivity: jobs and widget actions add theirs).
+  // Conversation deletion asks what still runs there (ConversationActivity: turns, questions, approvals, effects,
+  // jobs and widget presses).
   const deletions = SqlDeletions.layer({ dataDir: options.dataDir }).pipe(
     Layer.provide(ConversationActivityLive.layer()),
+    Layer.provide(jobs),
     Layer.provide(core)
   )
-  // Presses start turns and call package tools: built on the same engine and tools as everything else.
-  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(Layer.provide(core))
+  // Presses start turns, call package tools and start jobs: built on the same engine and tools as everything else.
+  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(Layer.provide(jobs), Layer.provide(core))
   return Layer.mergeAll(core, deletions, widgets, jobs)
 }
 

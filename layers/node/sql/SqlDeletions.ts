@@ -140,6 +140,11 @@ export const make = (options: { readonly dataDir: string }) =>
         sql`DELETE FROM host_controls WHERE conversation_id = ${conversationId}`,
         sql`DELETE FROM messages WHERE conversation_id = ${conversationId}`,
         sql`DELETE FROM artifacts WHERE conversation_id = ${conversationId}`,
+        sql`DELETE FROM widget_presses WHERE conversation_id = ${conversationId}`,
+        sql`DELETE FROM widget_semantics WHERE conversation_id = ${conversationId}`,
+        sql`DELETE FROM widget_instances WHERE conversation_id = ${conversationId}`,
+        // Deletion waits for running jobs, so these have ended; their notices stay in the inbox.
+        sql`DELETE FROM jobs WHERE conversation_id = ${conversationId}`,
         sql`DELETE FROM conversations WHERE id = ${conversationId}`
       ], { discard: true })
 

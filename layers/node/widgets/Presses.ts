@@ -9,6 +9,7 @@ import type { Caller } from "../../../schema/node/Security.js"
 import { type ActionPress, viewStateVariant } from "../../../schema/node/Widget.js"
 import { makeId } from "../../../services/common/Ids.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
+import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { PackageRecords } from "../../../services/node/PackageRecords.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
@@ -63,6 +64,7 @@ export const make = Effect.gen(function*() {
   const log = yield* WidgetPressLog
   const records = yield* PackageRecords
   const tools = yield* PackageTools
+  const jobs = yield* Jobs
   const engine = yield* TurnEngine
   const store = yield* ConversationStore
   const audit = yield* AuditLog
@@ -234,19 +236,50 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * The seam of job tools (`execution: {kind: job}`): this node runs no jobs yet, so a press of one answers
-   * 503 JOB_UNAVAILABLE before anything is claimed or sent. The jobs runner replaces this with its own start.
+   * A job tool (`execution: {kind: job}`): the jobs runner records the job and runs it in the background; the press
+   * answers `done` with its `job_` reference at once. A node that cannot run it answers 503 JOB_UNAVAILABLE, nothing
+   * started.
    */
-  const startJob = (_instance: WidgetInstance, _binding: WidgetBinding, _press: ActionPress) =>
-    Effect.fail(
-      new PressFailed({
-        failure: "job-unavailable",
-        outcome: "refused",
-        mayHaveRun: false,
-        recorded: false,
-        workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
-      })
-    )
+  const pressJob = (
+    caller: Caller,
+    instance: WidgetInstance,
+    binding: Extract<WidgetBinding, { kind: "tool" }>,
+    press: ActionPress
+  ) =>
+    Effect.gen(function*() {
+      const started = yield* Effect.either(jobs.start({
+        conversationId: instance.conversationId,
+        instanceId: instance.instanceId,
+        bindingId: binding.id,
+        packageId: instance.packageId,
+        version: instance.version,
+        tool: binding.tool,
+        input: (press.input ?? {}) as Readonly<Record<string, unknown>>,
+        origin: caller.surface
+      }))
+      if (Either.isLeft(started)) {
+        return Either.left(
+          new PressFailed({
+            failure: "job-unavailable",
+            outcome: "refused",
+            mayHaveRun: false,
+            recorded: false,
+            workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
+          })
+        ) satisfies Outcome
+      }
+      const taskId = yield* makeId("task")
+      const job = started.right.jobId
+      const revision = yield* recordPress(caller, instance, binding, press, taskId, { job }, "done")
+      return Either.right({
+        outcome: "done" as const,
+        invocationId: press.invocationId,
+        instanceId: instance.instanceId,
+        revision,
+        job,
+        taskId
+      }) satisfies Outcome
+    })
 
   /** Claims the invocation id and runs the press once; an identical press of this process waits for the first. */
   const once = (
@@ -328,9 +361,11 @@ export const make = Effect.gen(function*() {
           const problem = yield* checks.check(pkg.digest, tool, press.input)
           if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
         }
-        if (tool?.execution?.kind === "job") yield* startJob(instance, binding, press)
         yield* rate(instance, binding)
-        return yield* once(caller, instance, press, pressTool(caller, instance, binding, press))
+        const run = tool !== undefined && isJobTool(tool)
+          ? pressJob(caller, instance, binding, press)
+          : pressTool(caller, instance, binding, press)
+        return yield* once(caller, instance, press, run)
       }
       const text = yield* agentRequest(log, instance, binding, press)
       yield* rate(instance, binding)
