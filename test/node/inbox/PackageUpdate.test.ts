@@ -127,8 +127,8 @@ describe("update from a package-update notice", () => {
             expiresAt: expect.any(String)
           }])
           // The shape was just checked above: an install approval with both instants.
-          const first = waiting[0] as unknown as { readonly requestedAt: string; readonly expiresAt: string }
-          expect(Date.parse(first.expiresAt) - Date.parse(first.requestedAt)).toBe(10 * 60 * 1000)
+          const approval = waiting[0] as unknown as { readonly requestedAt: string; readonly expiresAt: string }
+          expect(Date.parse(approval.expiresAt) - Date.parse(approval.requestedAt)).toBe(10 * 60 * 1000)
           // It leaves the waiting items when it expires, and a notice says so.
           yield* TestClock.adjust(Duration.minutes(11))
           const expired = yield* inbox()
