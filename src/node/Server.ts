@@ -39,6 +39,7 @@ import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ArtifactsLive } from "./handlers/Artifacts.js"
+import { WidgetArtifactsLive } from "./handlers/WidgetArtifacts.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { AppIntentsLive } from "./handlers/AppIntents.js"
 import { DeletionLive } from "./handlers/Deletion.js"
@@ -208,6 +209,7 @@ export const ApiLive = (
       PackagesLive,
       WorkLive,
       ArtifactsLive,
+      WidgetArtifactsLive,
       InboxLive,
       DeletionLive,
       AppIntentsLive,

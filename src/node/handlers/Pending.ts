@@ -22,16 +22,6 @@ export const WidgetsPending = HttpApiBuilder.group(NodeApi, "widgets", (handlers
     .handle("job", notYet)
     .handle("cancelJob", notYet))
 
-export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtifacts", (handlers) =>
-  handlers
-    .handle("read", notYet)
-    .handle("create", notYet)
-    .handle("pick", notYet)
-    .handle("writeChunk", notYet)
-    .handle("finalize", notYet)
-    .handle("attach", notYet)
-    .handle("discard", notYet))
-
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
     .handle("themes", notYet)
@@ -46,6 +36,5 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
 export const PendingGroupsLive = Layer.mergeAll(
   ComposerPending,
   WidgetsPending,
-  WidgetArtifactsPending,
   ThemesPending
 )
