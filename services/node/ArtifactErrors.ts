@@ -48,6 +48,15 @@ export class InstanceUnknown extends Data.TaggedError("InstanceUnknown")<{
   readonly instanceId: string
 }> {}
 
+/**
+ * A widget file write from a machine surface that the person's execution policy does not run: a deny rule
+ * matched, or the policy asks first (file-write approval cards are not built yet, so nothing is written).
+ */
+export class FileWriteRefused extends Data.TaggedError("FileWriteRefused")<{
+  readonly reason: "deny-rule" | "asks-first"
+  readonly operation: string
+}> {}
+
 export type ArtifactError =
   | ArtifactNotFound
   | ArtifactNotFinalized
@@ -55,3 +64,4 @@ export type ArtifactError =
   | ArtifactStorageFull
   | ArtifactWriteRefused
   | InstanceUnknown
+  | FileWriteRefused

@@ -13,6 +13,7 @@ import {
   ArtifactNotFound,
   ArtifactStorageFull,
   ArtifactWriteRefused,
+  FileWriteRefused,
   InstanceUnknown
 } from "../../services/node/ArtifactErrors.js"
 import {
@@ -262,6 +263,7 @@ const rows: ReadonlyArray<Row> = [
     { field: "mimeType", reason: "type-mismatch" }
   ],
   [new InstanceUnknown({ conversationId: "c", instanceId: "w" }), 404, "INSTANCE_UNKNOWN", {}],
+  [new FileWriteRefused({ reason: "deny-rule", operation: "artifacts.create" }), 403, "POLICY_REFUSED", { reason: "deny-rule" }],
   [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
   [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
   [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
@@ -307,6 +309,7 @@ describe("toNodeError", () => {
       ArtifactStorageFull: true,
       ArtifactWriteRefused: true,
       InstanceUnknown: true,
+      FileWriteRefused: true,
       LastEventIdInvalid: true,
       ReferenceNotAvailable: true,
       QuestionNotFound: true,

@@ -5,14 +5,18 @@
  * do with each file (its own, or handed to it within the grant's 24 hours).
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { maxChunkBytes } from "../../../schema/node/Artifact.js"
+import type { RiskClass } from "../../../schema/node/Manifest.js"
+import { DenyRules, MachineTurns } from "../../../schema/node/Preferences.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
-import { ArtifactWriteRefused, InstanceUnknown } from "../../../services/node/ArtifactErrors.js"
+import { ArtifactWriteRefused, FileWriteRefused, InstanceUnknown } from "../../../services/node/ArtifactErrors.js"
 import { accepts, sanitizeName } from "../../../services/node/ArtifactRules.js"
 import { ArtifactStore, artifactRef, type WidgetOwner } from "../../../services/node/ArtifactStore.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
+import { decide } from "../../../services/node/ExecutionPolicy.js"
+import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { WidgetInstances } from "../../../services/node/WidgetInstances.js"
 import { wire } from "../http/Errors.js"
 
@@ -26,6 +30,35 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
     const store = yield* ArtifactStore
     const instances = yield* WidgetInstances
     const audit = yield* AuditLog
+    const preferences = yield* PreferenceStore
+
+    const preference = <A, I>(key: string, schema: Schema.Schema<A, I>, fallback: A) =>
+      Effect.map(preferences.get(key), (state) =>
+        Option.getOrElse(Option.flatMap(state, (s) => Schema.decodeUnknownOption(schema)(s.value)), () => fallback))
+
+    /**
+     * A machine surface's file write goes through the person's execution policy (spec, "Machine-surface widget
+     * file writes"): a write is local-write, a discard destructive (who started an unfinished file is not
+     * recorded, so every machine discard counts as destructive). Asking needs approval cards, not built yet: a
+     * write the policy would ask about is refused, and nothing is written.
+     */
+    const policy = (owner: WidgetOwner, operation: string, risk: RiskClass) =>
+      Effect.gen(function*() {
+        const caller = yield* CurrentCaller
+        if (caller.surface === "person") return
+        const verdict = decide(
+          { origin: caller.surface, packageId: owner.packageId, tool: `artifacts.${operation}`, risk },
+          {
+            machineTurns: yield* preference("execution.machineTurns", MachineTurns, "default"),
+            denyRules: yield* preference("execution.denyRules", DenyRules, []),
+            granted: false
+          }
+        )
+        if (verdict._tag === "Run") return
+        const reason = verdict._tag === "Deny" ? "deny-rule" as const : "asks-first" as const
+        yield* record(owner, "write-refused", { operation, reason })
+        return yield* new FileWriteRefused({ reason, operation: `artifacts.${operation}` })
+      })
 
     const ownerOf = (conversationId: string, instanceId: string) =>
       Effect.flatMap(
@@ -67,6 +100,7 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
       .handle("create", ({ path, payload }) =>
         Effect.gen(function*() {
           const owner = yield* ownerOf(path.id, path.instanceId)
+          yield* policy(owner, "create", "local-write")
           const artifact = yield* store.begin(owner, {
             mimeType: payload.mimeType,
             name: sanitizeName(payload.name, payload.mimeType)
@@ -91,12 +125,14 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
       .handle("writeChunk", ({ path, payload }) =>
         Effect.gen(function*() {
           const owner = yield* ownerOf(path.id, path.instanceId)
+          yield* policy(owner, "chunks", "local-write")
           const artifact = yield* store.append(owner, path.artifactId, payload.offset, fromBase64(payload.contentBase64))
           return { artifactRef: artifactRef(artifact) }
         }).pipe(wire))
       .handle("finalize", ({ path }) =>
         Effect.gen(function*() {
           const owner = yield* ownerOf(path.id, path.instanceId)
+          yield* policy(owner, "finalize", "local-write")
           const artifact = yield* store.finalize(owner, path.artifactId)
           yield* record(owner, "finalized", { artifactId: artifact.artifactId, sizeBytes: artifact.sizeBytes })
           return { artifactRef: artifactRef(artifact) }
@@ -104,6 +140,7 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
       .handle("attach", ({ path, payload }) =>
         Effect.gen(function*() {
           const owner = yield* ownerOf(path.id, path.instanceId)
+          yield* policy(owner, "attach", "local-write")
           const attached = yield* store.attach(owner, path.artifactId, payload.name)
           yield* record(owner, "attached", { artifactId: path.artifactId, attachmentId: attached.attachmentRef.attachmentId })
           return { artifactRef: artifactRef(attached.artifact), attachmentRef: attached.attachmentRef }
@@ -111,6 +148,7 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
       .handle("discard", ({ path }) =>
         Effect.gen(function*() {
           const owner = yield* ownerOf(path.id, path.instanceId)
+          yield* policy(owner, "discard", "destructive")
           yield* store.discard(owner, path.artifactId)
           yield* record(owner, "discarded", { artifactId: path.artifactId })
           return { discarded: true as const, artifactId: path.artifactId }
