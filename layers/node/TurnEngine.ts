@@ -17,6 +17,7 @@ import { ModelProvider } from "../../services/node/ModelProvider.js"
 import { PackageTools } from "../../services/node/PackageTools.js"
 import { decide } from "../../services/node/Steering.js"
 import { Transactions } from "../../services/node/Transactions.js"
+import { placeWidgetTool, WidgetPlacement } from "../../services/node/WidgetPlacement.js"
 import { type Submission, type Ticket, TurnEngine } from "../../services/node/TurnEngine.js"
 import * as Agent from "./turns/Agent.js"
 import * as Checkpoints from "./turns/Checkpoints.js"
@@ -51,6 +52,7 @@ export const make = (settings: TurnSettings) =>
     const model = yield* ModelProvider
     // Optional: an engine without packages (tests of the engine alone) offers only its own tools.
     const packageTools = yield* Effect.serviceOption(PackageTools)
+    const placement = yield* Effect.serviceOption(WidgetPlacement)
     const transactions = yield* Transactions
     const turns = yield* FiberSet.make<void>()
     /**
@@ -152,7 +154,7 @@ export const make = (settings: TurnSettings) =>
           yield* prune(turn.conversationId, state)
         }))
 
-    const runTool = Tools.runner({ askUserQuestion: questions.ask, hostControl: hostControl.run }, packageTools)
+    const runTool = Tools.runner({ askUserQuestion: questions.ask, hostControl: hostControl.run }, packageTools, placement)
 
     const agent = Agent.make({
       store,
@@ -160,6 +162,7 @@ export const make = (settings: TurnSettings) =>
       checkpoints,
       wallClock: settings.wallClock,
       runTool,
+      nodeTools: Option.isSome(placement) ? [placeWidgetTool] : [],
       packageTools: Option.match(packageTools, { onNone: () => Effect.succeed([]), onSome: (tools) => tools.offered }),
       ended,
       nextSteers: (turn) =>

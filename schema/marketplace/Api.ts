@@ -32,6 +32,7 @@ import { PagePath, PageParams, PublishedPage } from "./Page.js"
 import { PageAdminGroup } from "./PageAdmin.js"
 import { Authentication } from "./Security.js"
 import { Health, UnhealthyWire } from "./System.js"
+import { IndexJob, ReindexRequest, SubmissionList, SubmissionPath, SubmissionResult, SubmitRequest, Submission } from "./Submission.js"
 
 export const markdownContentType = "text/markdown; charset=utf-8"
 export const Markdown = HttpApiSchema.Text({ contentType: markdownContentType })
@@ -213,6 +214,41 @@ export class CurationGroup extends HttpApiGroup.make("curation")
   .addError(RateLimitedWire)
 {}
 
+/**
+ * Package submissions (scope packages:submit) and a curator's re-index (packages:curate): the spec's
+ * `publish` area, decided in docs/decisions.md ("Submissions and the indexer").
+ */
+export class PublishGroup extends HttpApiGroup.make("publish")
+  .add(
+    HttpApiEndpoint.post("submit", "/submissions")
+      .setPayload(SubmitRequest)
+      .addSuccess(SubmissionResult, { status: 202 })
+      .addError(ValidationFailedWire)
+      .addError(BadRequestWire)
+      .annotate(OpenApi.Description, "Ask for a registry package version (or its latest) to be indexed; the same again answers the existing submission with created false")
+  )
+  .add(HttpApiEndpoint.get("submissions", "/submissions").addSuccess(SubmissionList))
+  .add(
+    HttpApiEndpoint.get("submission", "/submissions/:id")
+      .setPath(SubmissionPath)
+      .addSuccess(Submission)
+      .addError(ValidationFailedWire)
+      .addError(NotFoundWire)
+  )
+  .add(
+    HttpApiEndpoint.post("reindex", "/curation/packages/:name/reindex")
+      .setPath(PackagePath)
+      .setPayload(ReindexRequest)
+      .addSuccess(IndexJob, { status: 202 })
+      .addError(ValidationFailedWire)
+      .addError(BadRequestWire)
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Description, "A curator's re-index of a catalogue package's version (or its latest), written anew")
+  )
+  .middleware(Authentication)
+  .addError(RateLimitedWire)
+{}
+
 const errorRef = /^#\/components\/schemas\/Error\.([a-z_]+)$/
 
 /** Each error response described by the codes it may carry (the generator names only the first schema). */
@@ -270,6 +306,7 @@ export class MarketplaceApi extends HttpApi.make("marketplace")
   .add(PageAdminGroup)
   .add(CredentialsGroup)
   .add(AdminGroup)
+  .add(PublishGroup)
   .addError(InternalErrorWire)
   .prefix("/api/v1")
   .annotateContext(

@@ -108,6 +108,27 @@ export class NodeError extends Schema.TaggedError<NodeError>()("NodeError", {
 export const nodeError = (code: NodeErrorCode, message: string, members: Record<string, unknown> = {}) =>
   new NodeError({ code, message, members })
 
+/** One step of a widget press's workflow report (in successes and as a refusal member). */
+export const WorkflowStep = Schema.Struct({
+  step: Schema.String,
+  status: Schema.Literal("done", "skipped", "failed", "uncertain", "not-run"),
+  code: Schema.optional(Schema.String),
+  message: Schema.optional(Schema.String)
+}).annotations({ identifier: "WorkflowStep" })
+
+/** The members a widget press refusal carries beside `code` and `message`, where they apply (press rule 2). */
+export const pressRefusalMembers = {
+  outcome: Schema.optional(Schema.Literal("uncertain", "partial", "refused")),
+  mayHaveRun: Schema.optional(Schema.Boolean),
+  recorded: Schema.optional(Schema.Boolean),
+  readOnly: Schema.optional(Schema.Boolean),
+  taskId: Schema.optional(Schema.String),
+  effectId: Schema.optional(Schema.String),
+  retryAfterMs: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  limit: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  workflow: Schema.optional(Schema.Array(WorkflowStep))
+} satisfies Schema.Struct.Fields
+
 /**
  * The members each code carries besides code and message. The wire keeps
  * only these (a member not listed is dropped when encoding), so nothing a
@@ -143,7 +164,18 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
   APPROVAL_ALREADY_DECIDED: { status: Schema.optional(Schema.String) },
   /** What the effect is instead of unknown: answered, confirmed, did-not-happen (or still sent). */
   EFFECT_NOT_UNKNOWN: { status: Schema.optional(Schema.String) },
-  POLICY_REFUSED: { reason: Schema.optional(Schema.String) },
+  POLICY_REFUSED: { reason: Schema.optional(Schema.String), ...pressRefusalMembers },
+  // Widget presses (spec, "Widget action press"): what became of the call, and how to go on.
+  INVALID_SCHEMA: { reason: Schema.optional(Schema.String) },
+  UNSUPPORTED_ACTION: { reason: Schema.optional(Schema.String), actionBindingId: Schema.optional(Schema.String) },
+  RATE_LIMITED: pressRefusalMembers,
+  ACTION_INTERRUPTED: pressRefusalMembers,
+  LEDGER_UNAVAILABLE: pressRefusalMembers,
+  SERVICE_TIMED_OUT: pressRefusalMembers,
+  SERVICE_CANCELLED: pressRefusalMembers,
+  SERVICE_UNREACHABLE: pressRefusalMembers,
+  SERVICE_TOOL_FAILED: pressRefusalMembers,
+  JOB_UNAVAILABLE: pressRefusalMembers,
   REFERENCE_NOT_AVAILABLE: {
     reference: Schema.Struct({ kind: Schema.String, id: Schema.String })
   },
@@ -164,6 +196,19 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
     reason: Schema.Literal("unknown", "used", "expired", "other-conversation", "other-person")
   },
   MAP_TILES_RATE_LIMITED: { retryAfterSeconds: Schema.Number },
+  // The inbox's notice actions and background work (docs/decisions.md, "Inbox and background work").
+  SURFACE_ACTION: { action: Schema.optional(Schema.String) },
+  ACTION_NOT_OFFERED: { action: Schema.optional(Schema.String) },
+  ACTION_UNAVAILABLE: {
+    action: Schema.optional(Schema.String),
+    unavailable: Schema.Literal("conversation-gone", "work-gone", "package-gone", "already-current")
+  },
+  ACTION_IN_PROGRESS: { action: Schema.optional(Schema.String) },
+  UNDO_EXPIRED: { dismissedAt: Schema.optional(Schema.String) },
+  ALREADY_RETRIED: { retriedAs: Schema.optional(Schema.String) },
+  WORK_NOT_RETRYABLE: { status: Schema.optional(Schema.String) },
+  BACKGROUND_BUSY: { reason: Schema.optional(Schema.String) },
+  JOB_NOT_RUNNING: { status: Schema.optional(Schema.String) },
   // `offline` as GET /map-tiles says it (OfflineReason in Maps.ts, which depends on this module).
   MAP_TILE_KEY_UNAVAILABLE: {
     offline: Schema.optional(Schema.Literal("no-provider", "key-unavailable", "key-origin-mismatch"))

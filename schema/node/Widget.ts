@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { refusals } from "./Errors.js"
+import { pressRefusalMembers, refusals, WorkflowStep } from "./Errors.js"
 import { LookupId, WidgetPath, widgetPrefix } from "./Instance.js"
 import { JobCancelAccepted, JobEnvelope, JobList, JobRef } from "./Job.js"
 import { Authenticated, PersonOnly } from "./Security.js"
@@ -64,13 +64,7 @@ export const ActionPress = Schema.Struct({
 }).annotations({ identifier: "ActionPress" })
 export type ActionPress = typeof ActionPress.Type
 
-/** One step of a workflow report (in successes and as a refusal member). */
-export const WorkflowStep = Schema.Struct({
-  step: Schema.String,
-  status: Schema.Literal("done", "skipped", "failed", "uncertain", "not-run"),
-  code: Schema.optional(Schema.String),
-  message: Schema.optional(Schema.String)
-}).annotations({ identifier: "WorkflowStep" })
+export { WorkflowStep } from "./Errors.js"
 
 /** 200 of a press: the action ran. A job capability answers with its job reference. */
 export const ActionDone = Schema.Struct({
@@ -111,16 +105,7 @@ export const ActionInBackground = Schema.Struct({
 }).annotations({ identifier: "ActionInBackground" })
 
 /** The members a press refusal carries beside `code` and `message`, where they apply. */
-export const ActionRefusalMembers = Schema.Struct({
-  outcome: Schema.optional(Schema.Literal("uncertain", "partial", "refused")),
-  mayHaveRun: Schema.optional(Schema.Boolean),
-  recorded: Schema.optional(Schema.Boolean),
-  readOnly: Schema.optional(Schema.Boolean),
-  taskId: Schema.optional(Schema.String),
-  retryAfterMs: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
-  limit: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
-  workflow: Schema.optional(Schema.Array(WorkflowStep))
-})
+export const ActionRefusalMembers = Schema.Struct(pressRefusalMembers)
 export type ActionRefusalMembers = typeof ActionRefusalMembers.Type
 
 /**
@@ -137,6 +122,77 @@ export const OfferedActionInput = Schema.Unknown.pipe(
       : `an action input is at most ${maxOfferedActionInputChars} characters`
   })
 )
+
+// ---------------------------------------------------------------------------
+// The instance, its frame and its semantic description
+
+/** A binding as the app presses it: `digest` is what `expectedBindingDigest` names. */
+export const BindingView = Schema.Struct({
+  id: Schema.String,
+  kind: Schema.Literal("tool", "agent", "view-state"),
+  digest: Schema.String,
+  perMinute: Schema.Int
+}).annotations({ identifier: "WidgetBinding" })
+
+/** A host-held player's view state as the node holds it. */
+export const ViewStateView = Schema.Struct({
+  sequence: Schema.Int,
+  stateRevision: Schema.Int,
+  state: Schema.Unknown
+}).annotations({ identifier: "WidgetViewState" })
+
+/**
+ * GET of an instance: what the app needs to draw it and press its buttons (docs/decisions.md, "Widget
+ * instances"). The frame's HTML is at `frame`, relative to the instance's route.
+ */
+export const WidgetInstanceView = Schema.Struct({
+  instanceId: Schema.String,
+  conversationId: Schema.String,
+  packageId: Schema.String,
+  version: Schema.String,
+  contentDigest: Schema.String,
+  widgetId: Schema.String,
+  /** "package" for a package's isolated-ui widget, "host" for a host-held player the app draws itself. */
+  kind: Schema.Literal("package", "host"),
+  title: Schema.String,
+  appearanceMode: Schema.Literal("adaptive", "fixed"),
+  props: Schema.Unknown,
+  revision: Schema.Int,
+  bindings: Schema.Array(BindingView),
+  offeredActions: Schema.Array(Schema.String),
+  taskId: Schema.NullOr(Schema.String),
+  placedAt: Schema.String,
+  viewState: Schema.NullOr(ViewStateView)
+}).annotations({ identifier: "WidgetInstance" })
+export type WidgetInstanceView = typeof WidgetInstanceView.Type
+
+/** The widget's entry HTML from the package cache, served with a sandboxing Content-Security-Policy. */
+export const Html = HttpApiSchema.Text({ contentType: "text/html" })
+
+/** The semantic description a widget publishes (`api.semantic.publish(summary, selectedIds, values?)`). */
+export const maxSemanticSummaryChars = 4000
+export const SemanticPublish = Schema.Struct({
+  /** The widget's own count of its publishes, growing: the node keeps the newest it received. */
+  publishRevision: Schema.Int.pipe(Schema.positive()),
+  summary: Schema.String.pipe(Schema.maxLength(maxSemanticSummaryChars)),
+  selectedIds: Schema.Array(Schema.String.pipe(Schema.maxLength(200))).pipe(Schema.maxItems(200)),
+  values: Schema.optional(Schema.Record({ key: Schema.String.pipe(Schema.maxLength(200)), value: Schema.Unknown }))
+}).annotations({ identifier: "SemanticPublish" })
+export type SemanticPublish = typeof SemanticPublish.Type
+
+/** What the node holds of the widget's description: the newest publish it received, or none yet. */
+export const SemanticHeld = Schema.Struct({
+  instanceId: Schema.String,
+  /** 0 when nothing was published yet. */
+  publishRevision: Schema.Int,
+  /** Whether this publish was kept (false: the node already held a newer one, which is answered). */
+  accepted: Schema.optional(Schema.Boolean),
+  summary: Schema.NullOr(Schema.String),
+  selectedIds: Schema.Array(Schema.String),
+  values: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  publishedAt: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "SemanticHeld" })
+export type SemanticHeld = typeof SemanticHeld.Type
 
 // ---------------------------------------------------------------------------
 // Jobs of a widget
@@ -161,8 +217,37 @@ export class WidgetsGroup extends HttpApiGroup.make("widgets")
       .addError(refusals(
         "INVALID_INPUT", "INVALID_SCHEMA", "UNSUPPORTED_ACTION", "POLICY_REFUSED", "INSTANCE_UNKNOWN",
         "ACTION_INTERRUPTED", "NOT_INSTALLED", "SERVICE_CANCELLED", "RATE_LIMITED", "NOT_IMPLEMENTED",
-        "SERVICE_TOOL_FAILED", "LEDGER_UNAVAILABLE", "SERVICE_TIMED_OUT", "SERVICE_UNREACHABLE"
+        "SERVICE_TOOL_FAILED", "LEDGER_UNAVAILABLE", "SERVICE_TIMED_OUT", "SERVICE_UNREACHABLE", "JOB_UNAVAILABLE"
       ))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("instance", widgetPrefix)
+      .setPath(WidgetPath)
+      .addSuccess(WidgetInstanceView)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "NOT_INSTALLED"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("frame", `${widgetPrefix}/frame`)
+      .setPath(WidgetPath)
+      .addSuccess(Html)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN", "NOT_INSTALLED", "UNSUPPORTED_ACTION"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.put("publishSemantic", `${widgetPrefix}/semantic`)
+      .setPath(WidgetPath)
+      .setPayload(SemanticPublish)
+      .addSuccess(SemanticHeld)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN"))
+      .middleware(Authenticated)
+  )
+  .add(
+    HttpApiEndpoint.get("semantic", `${widgetPrefix}/semantic`)
+      .setPath(WidgetPath)
+      .addSuccess(SemanticHeld)
+      .addError(refusals("INVALID_INPUT", "INSTANCE_UNKNOWN"))
       .middleware(Authenticated)
   )
   .add(

@@ -23,7 +23,8 @@ export class CredentialManagement extends Context.Tag("clark/marketplace/Credent
     readonly userId: string
     readonly name: string
     readonly scopes: ReadonlyArray<Scope>
-    readonly expiresAt: Date | null
+    /** From the creation instant; null for a token that does not expire. */
+    readonly expiresInDays: number | null
   }) => Effect.Effect<{ readonly token: ApiTokenInfo; readonly secret: Redacted.Redacted<string> }>
   /** None when the user has no token with that id; revoking a revoked token changes nothing. */
   readonly revokeToken: (userId: string, id: string) => Effect.Effect<Option.Option<ApiTokenInfo>>

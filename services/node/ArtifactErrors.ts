@@ -1,5 +1,6 @@
 /** What can refuse a widget file or a read of one (spec, "Artifact", "Widget routes"); no HTTP status here. */
 import { Data, Schema } from "effect"
+import { InstanceUnknown } from "./WidgetErrors.js"
 
 /** Unknown to this node, or not this widget's (never made by it, never handed to it, or its grant ran out). */
 export class ArtifactNotFound extends Data.TaggedError("ArtifactNotFound")<{ readonly artifactId: string }> {}
@@ -42,11 +43,8 @@ export class ArtifactWriteRefused extends Data.TaggedError("ArtifactWriteRefused
   readonly found?: string | undefined
 }> {}
 
-/** A widget route naming an instance that is not in the conversation. */
-export class InstanceUnknown extends Data.TaggedError("InstanceUnknown")<{
-  readonly conversationId: string
-  readonly instanceId: string
-}> {}
+/** A widget route naming an instance that is not in the conversation: the widgets' own error. */
+export { InstanceUnknown }
 
 /**
  * A widget file write from a machine surface that the person's execution policy does not run: a deny rule

@@ -11,10 +11,13 @@ import { Option } from "effect"
 import { Isolation, Sort } from "../../schema/marketplace/Package.js"
 import { me } from "./market/Account.js"
 import { collection, curate } from "./market/Curation.js"
+import { pages } from "./market/Pages.js"
+import { tokens } from "./market/Tokens.js"
 import { categories, collections, health, page, versions } from "./market/Reads.js"
 import * as Render from "./market/Render.js"
 import { connectionOptions, defaultMarketplaceUrl } from "./market/Settings.js"
-import { given, optionalText, packageName, request } from "./market/Shared.js"
+import { given, optionalText, packageName, request, splitVersion } from "./market/Shared.js"
+import { submit } from "./market/Submit.js"
 
 // ---------------------------------------------------------------------------
 // packages
@@ -74,12 +77,6 @@ const show = Command.make("show", { ...connectionOptions, name: packageName }, (
     Render.packageDetail
   )).pipe(Command.withDescription("Show a package: its fields, latest version and versions"))
 
-/** `name@version` as npm writes it; the `@` of a scope is not a version separator. */
-const splitVersion = (spec: string): { readonly name: string; readonly version: Option.Option<string> } => {
-  const at = spec.lastIndexOf("@")
-  return at <= 0 ? { name: spec, version: Option.none() } : { name: spec.slice(0, at), version: Option.some(spec.slice(at + 1)) }
-}
-
 // @effect/cli reserves `--version` for the program's own version, so the version rides on the name, as with npm;
 // `install NAME --version V` is folded into that form before parsing (market/InstallVersion.ts).
 const install = Command.make("install", {
@@ -118,6 +115,9 @@ export const market = Command.make("market").pipe(
     page,
     me,
     curate,
-    collection
+    collection,
+    submit,
+    pages,
+    tokens
   ])
 )

@@ -18,6 +18,7 @@ import * as SqlPackageStore from "../../layers/marketplace/sql/SqlPackageStore.j
 import * as SqlCatalogVersion from "../../layers/marketplace/sql/SqlCatalogVersion.js"
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
 import * as SqlRateLimits from "../../layers/marketplace/sql/SqlRateLimits.js"
+import * as SqlSubmissions from "../../layers/marketplace/sql/SqlSubmissions.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import type { Authentication } from "../../schema/marketplace/Security.js"
 import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
@@ -33,6 +34,7 @@ import type { PackageStore } from "../../services/marketplace/PackageStore.js"
 import type { PageStore } from "../../services/marketplace/PageStore.js"
 import type { RateLimiter } from "@effect/experimental"
 import type { ReplayCheck } from "../../services/marketplace/RateLimits.js"
+import type { Submissions } from "../../services/marketplace/Submissions.js"
 import { AccountLive } from "./handlers/Account.js"
 import { AdminLive, CredentialsLive } from "./handlers/Credentials.js"
 import { PageAdminLive } from "./handlers/PageAdmin.js"
@@ -41,6 +43,7 @@ import { CatalogLive } from "./handlers/Catalog.js"
 import { IndexLive } from "./handlers/Index.js"
 import { PackagesLive, SearchLive } from "./handlers/Packages.js"
 import { PagesLive } from "./handlers/Pages.js"
+import { PublishLive } from "./handlers/Publish.js"
 import { SystemLive } from "./handlers/System.js"
 import { serveApi } from "../http/ServeApi.js"
 import { AuthenticationLive } from "./http/Authentication.js"
@@ -75,6 +78,7 @@ export type Services =
   | Settings.RateLimits
   | RateLimiter.RateLimiter
   | ReplayCheck
+  | Submissions
 
 export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Settings.Settings> = authenticateOnce(
   AuthenticationLive
@@ -90,6 +94,7 @@ export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Se
       SqlCuration.layer,
       SqlIdempotency.layer,
       Layer.merge(SqlPageEditor.layer, SqlCredentialManagement.layer).pipe(Layer.provideMerge(SqlAuditLog.layer)),
+      SqlSubmissions.layer,
       Layer.unwrapEffect(Effect.map(Settings.RateLimits, (limits) => SqlRateLimits.layer(limits.store)))
     )),
     Layer.provideMerge(Layer.service(Settings.Settings)),
@@ -102,7 +107,7 @@ export const SettingsLive = Listening.SettingsLive.pipe(Layer.orDie)
 
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
-  Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive, IndexLive]),
+  Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive, PublishLive, IndexLive]),
   Layer.provide([PageAdminLive, CredentialsLive, AdminLive]),
   // Built after the envelope, so the rate limiter wraps it: a refusal never reaches the API.
   Layer.provide(RateLimitingLive.pipe(Layer.provide(ErrorEnvelopeLive)))
@@ -123,5 +128,16 @@ export interface ListenOptions {
 
 export const ListenConfig = Settings.ListenConfig
 
+/**
+ * This replica's indexer workers and re-check (MARKETPLACE_INDEXER_*), over the same database. Loaded with
+ * the server only: commands that only read never start workers.
+ */
+export const IndexerLive: Layer.Layer<never, never, SqlClient.SqlClient> = Layer.unwrapEffect(
+  Effect.promise(() => import("../../layers/marketplace/indexer/Live.js")).pipe(Effect.map((Live) => Live.workersFromConfig))
+)
+
 export const serve = (listen: ListenOptions) =>
-  serveApi(ApiLive, { announce: Listening.announce }).pipe(Layer.provide(NodeHttpServer.layer(createServer, listen)))
+  serveApi(ApiLive, { announce: Listening.announce }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, listen)),
+    Layer.merge(IndexerLive)
+  )

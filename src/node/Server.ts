@@ -9,6 +9,10 @@ import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
 import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
+import * as WidgetPlacementLive from "../../layers/node/widgets/Placement.js"
+import * as WidgetPressesLive from "../../layers/node/widgets/Presses.js"
+import * as WidgetViewsLive from "../../layers/node/widgets/Views.js"
+import * as SqlWidgetPressLog from "../../layers/node/sql/SqlWidgetPressLog.js"
 import * as SqlLedger from "../../layers/node/ledger/SqlLedger.js"
 import * as PackageCredentialsLive from "../../layers/node/packages/PackageCredentials.js"
 import * as SqlConnections from "../../layers/node/sql/SqlConnections.js"
@@ -48,6 +52,7 @@ import { PackagesLive } from "./handlers/Packages.js"
 import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
+import { WidgetsLive } from "./handlers/Widgets.js"
 import { WorkLive } from "./handlers/Work.js"
 import { InboxLive } from "./handlers/Inbox.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
@@ -85,6 +90,7 @@ export const ServicesLive = (options: NodeOptions) => {
     SqlPackageRecords.layer,
     SqlTaskApprovals.layer,
     SqlWidgetInstances.layer,
+    SqlWidgetPressLog.layer,
     // Its own file with synchronous commits; the main database only for the notices of unknown effects.
     SqlLedger.layer(options.dataDir)
   ).pipe(Layer.provideMerge(database))
@@ -182,7 +188,10 @@ export const ServicesLive = (options: NodeOptions) => {
         running: Effect.flatMap(service, (runtime) => runtime.running)
       })
   ).pipe(Layer.provide(credentials))
-  const tools = Layer.merge(PackageToolsLive.layer(), SqlActivity.layer).pipe(Layer.provideMerge(runtime), Layer.provide(stores))
+  const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer).pipe(
+    Layer.provideMerge(runtime),
+    Layer.provide(stores)
+  )
   const core = Layer.mergeAll(engine, packages, credentials).pipe(Layer.provideMerge(tools), Layer.provideMerge(base))
   // The inbox acts through the engine, background work and the installer.
   const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
@@ -191,7 +200,9 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provide(ConversationActivityLive.layer()),
     Layer.provide(core)
   )
-  return Layer.mergeAll(inbox, deletions, core)
+  // Presses start turns and call package tools: built on the same engine and tools as everything else.
+  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(Layer.provide(core))
+  return Layer.mergeAll(inbox, deletions, widgets, core)
 }
 
 export const ApiLive = (
@@ -213,6 +224,7 @@ export const ApiLive = (
       InboxLive,
       DeletionLive,
       AppIntentsLive,
+      WidgetsLive,
       PendingGroupsLive
     ]),
     Layer.provide([AuthenticationLive, PersonOnlyLive]),

@@ -101,7 +101,8 @@ describe("clark --help", () => {
         "collection update",
         "collection add",
         "collection remove",
-        "collection reorder"
+        "collection reorder",
+        "submit"
       ].map((command) => `market ${command}`)
     ]))
     expect(section(page, "Options")).toEqual([

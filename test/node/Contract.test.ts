@@ -110,7 +110,12 @@ const decided: ReadonlyArray<Route> = [
   ["POST", "/connections/{packageId}/start", "authenticated"],
   ["PUT", "/preferences/execution.installs", "person-only"],
   // The deny rules of the execution policy (docs/decisions.md, "Package tools in turns, …")
-  ["PUT", "/preferences/execution.denyRules", "person-only"]
+  ["PUT", "/preferences/execution.denyRules", "person-only"],
+  // A widget instance as the app draws it, its frame and its semantic description (docs/decisions.md, "Widget instances")
+  ["GET", W, "authenticated"],
+  ["GET", `${W}/frame`, "authenticated"],
+  ["PUT", `${W}/semantic`, "authenticated"],
+  ["GET", `${W}/semantic`, "authenticated"]
 ]
 
 interface Declared {
@@ -323,6 +328,18 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("unskipVersion", unbuilt)
       .handle("removeSkippedVersion", unbuilt)
       .handle("noticeAction", unbuilt)),
+  // Built in src/node/handlers/Widgets.ts; export and the job routes still answer 501 there.
+  HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
+    handlers
+      .handle("instance", unbuilt)
+      .handle("frame", unbuilt)
+      .handle("publishSemantic", unbuilt)
+      .handle("semantic", unbuilt)
+      .handle("press", unbuilt)
+      .handle("export", unbuilt)
+      .handle("jobs", unbuilt)
+      .handle("job", unbuilt)
+      .handle("cancelJob", unbuilt)),
   // Built in src/node/handlers/Work.ts (reconcile); its other routes still answer 501 there too.
   HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     handlers

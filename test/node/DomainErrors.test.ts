@@ -13,8 +13,7 @@ import {
   ArtifactNotFound,
   ArtifactStorageFull,
   ArtifactWriteRefused,
-  FileWriteRefused,
-  InstanceUnknown
+  FileWriteRefused
 } from "../../services/node/ArtifactErrors.js"
 import {
   AlreadyAskedAgain,
@@ -38,6 +37,17 @@ import {
 } from "../../services/node/CredentialErrors.js"
 import { ThemeNotAvailable } from "../../services/node/AppIntentErrors.js"
 import { ConfirmationNotFound, DeletionPermitInvalid, DeletionRefused } from "../../services/node/DeletionErrors.js"
+import {
+  InstanceUnknown,
+  NoFrame,
+  PressFailed,
+  PressInputInvalid,
+  PressInterrupted,
+  PressRateLimited,
+  PressSchemaInvalid,
+  PressUnsupported,
+  WidgetNotInstalled
+} from "../../services/node/WidgetErrors.js"
 import {
   ApprovalAlreadyDecided,
   ApprovalExpired,
@@ -262,7 +272,6 @@ const rows: ReadonlyArray<Row> = [
     "INVALID_INPUT",
     { field: "mimeType", reason: "type-mismatch" }
   ],
-  [new InstanceUnknown({ conversationId: "c", instanceId: "w" }), 404, "INSTANCE_UNKNOWN", {}],
   [new FileWriteRefused({ reason: "deny-rule", operation: "artifacts.create" }), 403, "POLICY_REFUSED", { reason: "deny-rule" }],
   [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
   [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
@@ -284,7 +293,57 @@ const rows: ReadonlyArray<Row> = [
   [new WorkNotRetryable({ workId: "task_1", status: "completed" }), 409, "WORK_NOT_RETRYABLE", { status: "completed" }],
   [new BackgroundBusy({ reason: "conversation-busy" }), 429, "BACKGROUND_BUSY", { reason: "conversation-busy" }],
   [new WorkNotRunning({ workId: "task_1", status: "completed" }), 409, "JOB_NOT_RUNNING", { status: "completed" }],
-  [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}]
+  [new NotImplementedYet({ feature: "package credentials" }), 501, "NOT_IMPLEMENTED", {}],
+  // Widgets
+  [new InstanceUnknown({ instanceId: "wgt_1" }), 404, "INSTANCE_UNKNOWN", {}],
+  [new WidgetNotInstalled({ packageId: "p" }), 409, "NOT_INSTALLED", {}],
+  [new NoFrame({ instanceId: "wgt_1" }), 400, "UNSUPPORTED_ACTION", { reason: "host-drawn" }],
+  [new PressSchemaInvalid({ reason: "reserved-invocation-id" }), 400, "INVALID_SCHEMA", { reason: "reserved-invocation-id" }],
+  [
+    new PressUnsupported({ actionBindingId: "refresh", reason: "variant-on-other-binding" }),
+    400,
+    "UNSUPPORTED_ACTION",
+    { reason: "variant-on-other-binding", actionBindingId: "refresh" }
+  ],
+  [
+    new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" }),
+    400,
+    "INVALID_INPUT",
+    { field: "expectedRevision", reason: "stale-revision" }
+  ],
+  [
+    new PressRateLimited({ actionBindingId: "refresh", limit: 6, retryAfterMs: 1500 }),
+    429,
+    "RATE_LIMITED",
+    { outcome: "refused", mayHaveRun: false, recorded: false, limit: 6, retryAfterMs: 1500 }
+  ],
+  [
+    new PressInterrupted({ invocationId: "i1" }),
+    409,
+    "ACTION_INTERRUPTED",
+    { outcome: "uncertain", mayHaveRun: true, recorded: false }
+  ],
+  [
+    new PressFailed({
+      failure: "service-timed-out",
+      outcome: "uncertain",
+      mayHaveRun: true,
+      recorded: true,
+      taskId: "task_1",
+      effectId: "eff_1",
+      workflow: [{ step: "call", status: "uncertain", code: "SERVICE_TIMED_OUT" }]
+    }),
+    504,
+    "SERVICE_TIMED_OUT",
+    {
+      outcome: "uncertain",
+      mayHaveRun: true,
+      recorded: true,
+      taskId: "task_1",
+      effectId: "eff_1",
+      workflow: [{ step: "call", status: "uncertain", code: "SERVICE_TIMED_OUT" }]
+    }
+  ]
 ]
 
 describe("toNodeError", () => {
@@ -308,7 +367,6 @@ describe("toNodeError", () => {
       ArtifactNotCreator: true,
       ArtifactStorageFull: true,
       ArtifactWriteRefused: true,
-      InstanceUnknown: true,
       FileWriteRefused: true,
       LastEventIdInvalid: true,
       ReferenceNotAvailable: true,
@@ -383,7 +441,16 @@ describe("toNodeError", () => {
       WorkNotRetryable: true,
       BackgroundBusy: true,
       WorkNotRunning: true,
-      NotImplementedYet: true
+      NotImplementedYet: true,
+      InstanceUnknown: true,
+      WidgetNotInstalled: true,
+      NoFrame: true,
+      PressSchemaInvalid: true,
+      PressUnsupported: true,
+      PressInputInvalid: true,
+      PressRateLimited: true,
+      PressInterrupted: true,
+      PressFailed: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))
   })

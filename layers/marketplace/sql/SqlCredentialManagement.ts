@@ -9,6 +9,8 @@ import { AccountNotFound, CredentialManagement } from "../../../services/marketp
 import * as TokenFormat from "../../../services/marketplace/TokenFormat.js"
 import { json, type Row, text, textOrNull } from "./Rows.js"
 
+const dayMillis = 24 * 60 * 60 * 1000
+
 const toToken = (row: Row): ApiTokenInfo => ({
   id: text(row.id),
   name: text(row.name),
@@ -31,15 +33,16 @@ export const make = Effect.gen(function*() {
     sql<Row>`SELECT id, name, scopes, created_at, expires_at, revoked_at FROM api_tokens
       WHERE user_id = ${userId} ORDER BY created_at DESC, id`.pipe(Effect.map((rows) => rows.map(toToken)), Effect.orDie)
 
-  const createToken: CredentialManagement["Type"]["createToken"] = ({ expiresAt, name, scopes, userId }) =>
+  const createToken: CredentialManagement["Type"]["createToken"] = ({ expiresInDays, name, scopes, userId }) =>
     Effect.gen(function*() {
       const secret = TokenFormat.generate("api-token")
+      const now = yield* Clock.currentTimeMillis
       const info: ApiTokenInfo = {
         id: `tok_${randomUUID()}`,
         name,
         scopes: [...new Set(scopes)],
-        createdAt: yield* nowIso,
-        expiresAt: expiresAt === null ? null : expiresAt.toISOString(),
+        createdAt: new Date(now).toISOString(),
+        expiresAt: expiresInDays === null ? null : new Date(now + expiresInDays * dayMillis).toISOString(),
         revokedAt: null
       }
       yield* sql`INSERT INTO api_tokens (id, user_id, token_hash, scopes, created_at, expires_at, revoked_at, name)

@@ -11,6 +11,7 @@ import packages from "./migrations/0004_packages.js"
 import connectionStates from "./migrations/0005_connection_states.js"
 import taskApprovals from "./migrations/0006_task_approvals.js"
 import widgetInstances from "./migrations/0007_widget_instances.js"
+import widgetPresses from "./migrations/0008_widget_presses.js"
 import artifactWrites from "./migrations/0009_artifact_writes.js"
 import inbox from "./migrations/0010_inbox.js"
 import deletionPermits from "./migrations/0011_deletion_permits.js"
@@ -23,6 +24,7 @@ const loader = Migrator.fromRecord({
   "0005_connection_states": connectionStates,
   "0006_task_approvals": taskApprovals,
   "0007_widget_instances": widgetInstances,
+  "0008_widget_presses": widgetPresses,
   "0009_artifact_writes": artifactWrites,
   "0010_inbox": inbox,
   "0011_deletion_permits": deletionPermits

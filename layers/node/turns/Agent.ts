@@ -40,13 +40,16 @@ export interface Options {
   readonly runTool: (turn: Turn, name: string, input: unknown) => Effect.Effect<ToolOutcome>
   /** The tools of installed packages offered beside the node's own (read once per turn). */
   readonly packageTools: Effect.Effect<ReadonlyArray<ToolSpec & { readonly packageId: string; readonly risk: string }>>
+  /** More of the node's own tools, offered when their service is there (the widget placement tool). */
+  readonly nodeTools?: ReadonlyArray<ToolSpec> | undefined
   /** Takes the steered messages for the next round, or closes the turn to steering when there are none. */
   readonly nextSteers: (turn: Turn) => Effect.Effect<ReadonlyArray<string>>
   /** After the turn's `done` went out: the conversation moves on to its next waiting message. */
   readonly ended: (turn: Turn) => Effect.Effect<void>
 }
 
-export const make = ({ checkpoints, ended, model, nextSteers, packageTools, runTool, store, wallClock }: Options) => {
+export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], packageTools, runTool, store, wallClock }: Options) => {
+  const ownTools = nodeTools.length === 0 ? tools : [...tools, ...nodeTools]
   const emit = (turn: Turn, event: TurnEventName, data: unknown): void => {
     // Followers first: whatever this wakes is queued in this order, and the event is what a person waits for.
     publish(turn, nextEvent(turn, event, data))
@@ -109,7 +112,7 @@ export const make = ({ checkpoints, ended, model, nextSteers, packageTools, runT
     Effect.gen(function*() {
       const messages = yield* history(turn)
       const offered = yield* packageTools
-      const turnTools = offered.length === 0 ? tools : [...tools, ...offered]
+      const turnTools = offered.length === 0 ? ownTools : [...ownTools, ...offered]
       for (let round = 0; round < maxRounds; round++) {
         const { calls, text } = yield* modelRound(turn, messages, turnTools)
         if (calls.length > 0) {

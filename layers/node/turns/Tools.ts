@@ -2,6 +2,7 @@
 import { Effect, Option } from "effect"
 import type { ToolSpec } from "../../../services/node/ModelProvider.js"
 import type { CallDetails, PackageTools } from "../../../services/node/PackageTools.js"
+import { placeWidgetToolName, type WidgetPlacement } from "../../../services/node/WidgetPlacement.js"
 import type { Turn } from "./Turn.js"
 
 export interface ToolOutcome {
@@ -50,22 +51,26 @@ export const tools: ReadonlyArray<ToolSpec> = [
 export const runner = (own: {
   readonly askUserQuestion: (turn: Turn, input: unknown) => Effect.Effect<ToolOutcome>
   readonly hostControl: (turn: Turn, input: unknown) => Effect.Effect<ToolOutcome>
-}, packageTools: Option.Option<PackageTools["Type"]>) =>
+}, packageTools: Option.Option<PackageTools["Type"]>, placement: Option.Option<WidgetPlacement["Type"]> = Option.none()) =>
 (turn: Turn, name: string, input: unknown): Effect.Effect<ToolOutcome> => {
   switch (name) {
     case "ask_user_question":
       return own.askUserQuestion(turn, input)
     case "host_control":
       return own.hostControl(turn, input)
-    default:
-      return Option.match(packageTools, {
-        onNone: () => Effect.succeed({ status: "failed" as const, output: { error: `unknown tool ${name}` } }),
-        onSome: (tools) =>
-          tools.call(
-            { taskId: turn.taskId, conversationId: turn.conversationId, origin: turn.origin, channel: turn.channel },
-            name,
-            input
-          )
-      })
+    case placeWidgetToolName:
+      if (Option.isSome(placement)) {
+        return placement.value.place({ conversationId: turn.conversationId, taskId: turn.taskId }, input)
+      }
+      break
   }
+  return Option.match(packageTools, {
+    onNone: () => Effect.succeed({ status: "failed" as const, output: { error: `unknown tool ${name}` } }),
+    onSome: (tools) =>
+      tools.call(
+        { taskId: turn.taskId, conversationId: turn.conversationId, origin: turn.origin, channel: turn.channel },
+        name,
+        input
+      )
+  })
 }

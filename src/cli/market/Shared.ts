@@ -46,3 +46,9 @@ export const idempotencyHeaders = (options: PostOptions) =>
     Option.match(options.idempotencyKey, { onNone: () => Effect.sync(randomUUID), onSome: Effect.succeed }),
     (key) => ({ "idempotency-key": key })
   )
+
+/** `name@version` as npm writes it; the `@` of a scope is not a version separator. */
+export const splitVersion = (spec: string): { readonly name: string; readonly version: Option.Option<string> } => {
+  const at = spec.lastIndexOf("@")
+  return at <= 0 ? { name: spec, version: Option.none() } : { name: spec.slice(0, at), version: Option.some(spec.slice(at + 1)) }
+}

@@ -6,15 +6,13 @@
  * would have to keep the answer, and with it the token.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Option, Redacted, Schema } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import { CreatedApiToken } from "../../../schema/marketplace/AccountCredentials.js"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
 import { Conflict, Forbidden, NotFound } from "../../../schema/marketplace/Errors.js"
 import { AuditLog } from "../../../services/marketplace/AuditLog.js"
 import { CredentialManagement } from "../../../services/marketplace/CredentialManagement.js"
 import { requireScope } from "./Scopes.js"
-
-const dayMillis = 24 * 60 * 60 * 1000
 
 /** Default and largest page of the audit log. */
 const defaultAuditLimit = 50
@@ -40,12 +38,11 @@ export const CredentialsLive = HttpApiBuilder.group(MarketplaceApi, "credentials
               details: { scopes: notHeld }
             })
           }
-          const now = yield* Clock.currentTimeMillis
           const created = yield* manage.createToken({
             userId: credential.userId,
             name: payload.name,
             scopes: payload.scopes,
-            expiresAt: payload.expiresInDays === undefined ? null : new Date(now + payload.expiresInDays * dayMillis)
+            expiresInDays: payload.expiresInDays ?? null
           })
           const body = yield* Effect.orDie(
             Schema.encode(CreatedApiToken)({ token: created.token, secret: Redacted.value(created.secret) })

@@ -14,13 +14,6 @@ const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "t
 export const ComposerPending = HttpApiBuilder.group(NodeApi, "composer", (handlers) =>
   handlers.handle("suggestions", notYet))
 
-export const WidgetsPending = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
-  handlers
-    .handle("export", notYet)
-    .handle("press", notYet)
-    .handle("jobs", notYet)
-    .handle("job", notYet)
-    .handle("cancelJob", notYet))
 
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
@@ -35,6 +28,5 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
 /** Every group declared but not built yet. */
 export const PendingGroupsLive = Layer.mergeAll(
   ComposerPending,
-  WidgetsPending,
   ThemesPending
 )

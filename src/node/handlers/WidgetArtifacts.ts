@@ -64,7 +64,7 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
       Effect.flatMap(
         instances.get(conversationId, instanceId),
         Option.match({
-          onNone: () => Effect.fail(new InstanceUnknown({ conversationId, instanceId })),
+          onNone: () => Effect.fail(new InstanceUnknown({ instanceId })),
           onSome: (instance): Effect.Effect<WidgetOwner> =>
             Effect.succeed({ conversationId, instanceId, packageId: instance.packageId })
         })
@@ -72,7 +72,7 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
 
     /** A conversation deleted between the instance lookup and the write: the instance went with it. */
     const gone = (owner: WidgetOwner) => () =>
-      Effect.fail(new InstanceUnknown({ conversationId: owner.conversationId, instanceId: owner.instanceId }))
+      Effect.fail(new InstanceUnknown({ instanceId: owner.instanceId }))
 
     /** Every file write is audited with its surface, never with bytes. */
     const record = (owner: WidgetOwner, operation: string, detail: Record<string, unknown>) =>

@@ -25,6 +25,7 @@ import type { ServiceCallError } from "../../../services/node/ServiceErrors.js"
 import type { PreferenceInvalid } from "../../../services/node/PreferenceErrors.js"
 import type { SecretError } from "../../../services/node/SecretErrors.js"
 import type { TileError } from "../../../services/node/TileErrors.js"
+import type { PressFailure, WidgetError } from "../../../services/node/WidgetErrors.js"
 
 /** Every domain error a node route can fail with. */
 export type NodeDomainError =
@@ -42,6 +43,7 @@ export type NodeDomainError =
   | ArtifactError
   | InboxError
   | NotImplementedYet
+  | WidgetError
 
 /** At most this many characters of anything a client sent appear in a message. */
 export const quotedLength = 40
@@ -87,6 +89,40 @@ const answerMessages = {
   "text-not-allowed": "This question takes one of its options, not text",
   "unknown-option": "optionIds names an option the question does not offer",
   empty: "The answer is empty"
+} as const
+
+/** The code and sentence of each way a press's call did not simply run. */
+const pressFailures: Record<typeof PressFailure.Type, { readonly code: NodeErrorCode; readonly message: string }> = {
+  "policy-refused": { code: "POLICY_REFUSED", message: "A deny rule of the person refuses this action; nothing was sent" },
+  "ledger-unavailable": { code: "LEDGER_UNAVAILABLE", message: "The effect ledger cannot be written; nothing was sent" },
+  "service-timed-out": { code: "SERVICE_TIMED_OUT", message: "The tool did not answer in time; it may have run" },
+  "service-cancelled": { code: "SERVICE_CANCELLED", message: "The call was cancelled before its answer; it may have run" },
+  "service-unreachable": { code: "SERVICE_UNREACHABLE", message: "The package's service could not be reached" },
+  "service-tool-failed": { code: "SERVICE_TOOL_FAILED", message: "The tool failed without an answer; it may have run" },
+  "tool-not-offered": { code: "SERVICE_UNREACHABLE", message: "The package's service does not serve the bound tool; nothing was sent" },
+  "input-refused": { code: "INVALID_INPUT", message: "The input does not fit the bound tool; nothing was sent" },
+  "job-unavailable": { code: "JOB_UNAVAILABLE", message: "This node cannot run the bound job now; nothing was started" }
+}
+
+const pressSchemaMessages = {
+  "reserved-invocation-id": "Invocation ids starting with view-state: are reserved",
+  "sequence-without-variant": "A sequence is only taken with variant view-state",
+  "variant-without-sequence": "The view-state variant needs a sequence",
+  "unknown-variant": "The only press variant is view-state"
+} as const
+
+const pressUnsupportedMessages = {
+  "unknown-binding": "This widget has no such action binding",
+  "variant-on-other-binding": "The view-state variant is only for a host-held player's binding",
+  "player-needs-variant": "A host-held player's binding takes only view-state writes"
+} as const
+
+const pressInputMessages = {
+  "stale-revision": "The widget has moved on since this press was drawn (expectedRevision is not its revision)",
+  "binding-digest-mismatch": "The binding is not the one this press was drawn for (expectedBindingDigest)",
+  input: "The input does not fit the action",
+  "clock-bound": "The state is more than one day past the node's clock",
+  "semantic-not-held": "The node does not hold the widget description this press reads"
 } as const
 
 const writeProblemMessages: Record<WriteProblem, (e: { sizeBytes?: number | undefined; limitBytes?: number | undefined; found?: string | undefined }) => string> = {
@@ -336,6 +372,43 @@ const mapping: Mapping = {
   BackgroundBusy: (e) =>
     refuse("BACKGROUND_BUSY", "The node cannot take this work now; it stays retryable", { reason: e.reason }),
   WorkNotRunning: (e) => refuse("JOB_NOT_RUNNING", `The work is not running (${e.status})`, { status: e.status }),
+  // Widgets (docs/decisions.md, "Widget presses")
+  WidgetNotInstalled: (e) =>
+    refuse("NOT_INSTALLED", `The package ${quote(e.packageId)} is not installed as this widget was placed from; reinstall it`),
+  NoFrame: () =>
+    refuse("UNSUPPORTED_ACTION", "A host-held player is drawn by the app itself; it has no frame", { reason: "host-drawn" }),
+  PressSchemaInvalid: (e) => refuse("INVALID_SCHEMA", pressSchemaMessages[e.reason], { reason: e.reason }),
+  PressUnsupported: (e) =>
+    refuse("UNSUPPORTED_ACTION", pressUnsupportedMessages[e.reason], { reason: e.reason, actionBindingId: e.actionBindingId }),
+  PressInputInvalid: (e) =>
+    refuse("INVALID_INPUT", e.problem === undefined ? pressInputMessages[e.reason] : `${pressInputMessages[e.reason]}: ${e.problem}`, {
+      field: e.field,
+      reason: e.reason
+    }),
+  PressRateLimited: (e) =>
+    refuse("RATE_LIMITED", `This action takes at most ${e.limit} presses a minute`, {
+      outcome: "refused",
+      mayHaveRun: false,
+      recorded: false,
+      limit: e.limit,
+      retryAfterMs: e.retryAfterMs
+    }),
+  PressInterrupted: () =>
+    refuse("ACTION_INTERRUPTED", "The press was cut off by a restart of the node; whether it ran is not known", {
+      outcome: "uncertain",
+      mayHaveRun: true,
+      recorded: false
+    }),
+  PressFailed: (e) =>
+    refuse(pressFailures[e.failure].code, pressFailures[e.failure].message, {
+      outcome: e.outcome,
+      mayHaveRun: e.mayHaveRun,
+      recorded: e.recorded,
+      workflow: e.workflow,
+      ...(e.readOnly === undefined ? {} : { readOnly: e.readOnly }),
+      ...(e.taskId === undefined ? {} : { taskId: e.taskId }),
+      ...(e.effectId === undefined ? {} : { effectId: e.effectId })
+    }),
   // Routes declared and not built yet
   NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
 }

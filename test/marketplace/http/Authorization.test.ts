@@ -39,15 +39,49 @@ HttpApi.reflect(MarketplaceApi, {
   }
 })
 
-/** A request to each protected route that succeeds for a credential allowed to make it. */
-const samples: Record<string, { readonly params?: Record<string, string>; readonly body?: unknown }> = {
+const pageDocument = {
+  schemaVersion: 1 as const,
+  layout: { id: "default", version: 1 },
+  meta: { title: "About", description: "", locale: "en", noindex: false },
+  blocks: []
+}
+
+/**
+ * A request to each protected route that succeeds for a credential allowed to make it, or answers `answer` once
+ * the credential is through (a guarded write without If-Match, an unknown id); `body` may be made per request.
+ */
+const samples: Record<string, {
+  readonly params?: Record<string, string>
+  readonly body?: unknown
+  readonly answer?: readonly [number, string | undefined]
+}> = {
   "account.me": {},
   "account.deleteMe": { body: { confirm: "DELETE" } },
   "account.myPackages": {},
   "curation.setStatus": { params: { name: "alpha" }, body: { status: "listed" } },
   "curation.setFeatured": { params: { name: "alpha" }, body: { featured: true } },
   "curation.collection": { params: { slug: "picks" } },
-  "curation.collectionCommand": { params: { slug: "picks" }, body: { action: "update", title: "Picks" } }
+  "curation.collectionCommand": { params: { slug: "picks" }, body: { action: "update", title: "Picks" } },
+  "pageAdmin.list": {},
+  "pageAdmin.create": {
+    body: () => ({ slug: `matrix-${Math.random().toString(36).slice(2)}`, kind: "custom", title: "Matrix" }),
+    answer: [201, undefined]
+  },
+  "pageAdmin.get": { params: { slug: "about" } },
+  "pageAdmin.revisions": { params: { slug: "about" } },
+  "pageAdmin.revision": { params: { slug: "about", number: "1" } },
+  "pageAdmin.saveDraft": { params: { slug: "about" }, body: { document: pageDocument }, answer: [428, "precondition_required"] },
+  "pageAdmin.publish": { params: { slug: "about" }, body: { revisionNumber: 1 }, answer: [428, "precondition_required"] },
+  "pageAdmin.unpublish": { params: { slug: "about" }, answer: [428, "precondition_required"] },
+  "credentials.tokens": {},
+  "credentials.createToken": { body: { name: "matrix", scopes: ["account:read"] }, answer: [201, undefined] },
+  "credentials.revokeToken": { params: { id: "tok_unknown" }, answer: [404, "not_found"] },
+  "credentials.devices": {},
+  "credentials.revokeDevice": { params: { id: "dev_unknown" }, answer: [404, "not_found"] },
+  "credentials.grants": {},
+  "credentials.revokeGrant": { params: { id: "grt_unknown" }, answer: [404, "not_found"] },
+  "admin.suspend": { params: { id: "usr_unknown" }, body: { suspended: false }, answer: [404, "not_found"] },
+  "admin.audit": {}
 }
 
 /** What a route needs beyond a valid credential. */
@@ -55,7 +89,8 @@ const needs = (route: ProtectedRoute): "nothing" | "scope" | "session" =>
   route.id === "account.me" ? "nothing" : route.id === "account.deleteMe" ? "session" : "scope"
 
 type Expected = readonly [number, string | undefined]
-const ok: Expected = [200, undefined]
+/** What a credential allowed to make the request gets. */
+const ok = (route: ProtectedRoute): Expected => samples[route.id]?.answer ?? [200, undefined]
 const unauthorized: Expected = [401, "unauthorized"]
 const forbidden: Expected = [403, "forbidden"]
 const isMutation = (route: ProtectedRoute) => route.method !== "GET"
@@ -70,7 +105,16 @@ interface Issued {
   oauthHere: string
 }
 
-const allowedScopes: ReadonlyArray<Scope> = ["packages:read", "packages:curate", "account:read", "account:write"]
+const allowedScopes: ReadonlyArray<Scope> = [
+  "packages:read",
+  "packages:curate",
+  "account:read",
+  "account:write",
+  "pages:read",
+  "pages:write",
+  "pages:publish",
+  "admin"
+]
 
 /** Each case: the headers it sends, and what every route must answer. */
 const cases: ReadonlyArray<
@@ -81,25 +125,26 @@ const cases: ReadonlyArray<
   ["an expired token", (issued) => bearer(issued.expired), () => unauthorized],
   ["a revoked token", (issued) => bearer(issued.revoked), () => unauthorized],
   ["a token without the scope", (issued) => bearer(issued.wrongScope), (route) =>
-    needs(route) === "nothing" ? ok : forbidden],
+    needs(route) === "nothing" ? ok(route) : forbidden],
   ["an OAuth token for another audience", (issued) => bearer(issued.oauthElsewhere), () => unauthorized],
   ["the session cookie from another site", (issued) => ({ ...cookie(issued.session), origin: "https://evil.test" }), (
     route
-  ) => isMutation(route) ? forbidden : ok],
+  ) => isMutation(route) ? forbidden : ok(route)],
   ["the session cookie from a page of another site", (issued) => ({
     ...cookie(issued.session),
     referer: "https://evil.test/page"
-  }), (route) => isMutation(route) ? forbidden : ok],
+  }), (route) => isMutation(route) ? forbidden : ok(route)],
   ["an API token with the scope", (issued) => bearer(issued.rightScope), (route) =>
-    needs(route) === "session" ? forbidden : ok],
+    needs(route) === "session" ? forbidden : ok(route)],
   ["an OAuth token for this API", (issued) => bearer(issued.oauthHere), (route) =>
-    needs(route) === "session" ? forbidden : ok],
-  ["the session cookie from the site", (issued) => ({ ...cookie(issued.session), ...fromSite }), () => ok]
+    needs(route) === "session" ? forbidden : ok(route)],
+  ["the session cookie from the site", (issued) => ({ ...cookie(issued.session), ...fromSite }), ok]
 ]
 
 const document: Document = {
   packages: [{ name: "alpha", displayName: "Alpha", curationStatus: "listed", updatedAt: at(1), versions: [version("1.0.0", 1)] }],
-  collections: [{ slug: "picks", title: "Picks", items: [{ packageName: "alpha" }] }]
+  collections: [{ slug: "picks", title: "Picks", items: [{ packageName: "alpha" }] }],
+  pages: [{ slug: "about", kind: "custom", title: "About", revisions: [{ document: pageDocument }] }]
 }
 
 it("covers every route behind the Authentication middleware, each declaring 401 and 403", () => {
@@ -137,7 +182,8 @@ describe.each(dialects)("authorization matrix on %s", (dialect) => {
             session: Redacted.value(yield* credentials.issueSession(email)),
             expired: yield* token(allowedScopes, new Date(Date.now() - 1000)),
             revoked: Redacted.value(revoked),
-            wrongScope: yield* token(["pages:read"]),
+            // A scope no route needs.
+            wrongScope: yield* token(["media:write"]),
             rightScope: yield* token(allowedScopes),
             oauthElsewhere: yield* oauth("https://elsewhere.test/api/v1"),
             oauthHere: yield* oauth(`${testOrigin}/api/v1`)
@@ -156,7 +202,8 @@ describe.each(dialects)("authorization matrix on %s", (dialect) => {
       "with %s",
       async (_, headers, expected) => {
         const sent = headers(issued[route.id]!)
-        const response = await call(server, { method: route.method, path, body: sample.body, headers: sent })
+        const body = typeof sample.body === "function" ? sample.body() : sample.body
+        const response = await call(server, { method: route.method, path, body, headers: sent })
         const [status, code] = expected(route)
         expect(response.status).toBe(status)
         if (code !== undefined) {

@@ -1,0 +1,327 @@
+/**
+ * WidgetPresses over the instance store, the press log, the package tools (policy, ledger, service), the turn
+ * engine and the conversation store. The order is the point: the shape, the instance and its binding; a stored
+ * answer for a known invocation id; then the checks of the instance as it is now (install, revision, digest,
+ * rate, input), none of which changes anything; only then the invocation id is claimed and the call made.
+ */
+import { Clock, Deferred, Effect, Either, HashMap, Layer, Option, ParseResult, Ref, Schema } from "effect"
+import type { Caller } from "../../../schema/node/Security.js"
+import { type ActionPress, viewStateVariant } from "../../../schema/node/Widget.js"
+import { makeId } from "../../../services/common/Ids.js"
+import { AuditLog } from "../../../services/node/AuditLog.js"
+import { ConversationStore } from "../../../services/node/ConversationStore.js"
+import { PackageRecords } from "../../../services/node/PackageRecords.js"
+import { PackageTools } from "../../../services/node/PackageTools.js"
+import { admit, notNewer, pastClockBound, PlayerState, shapeProblem, type Window } from "../../../services/node/PressRules.js"
+import { TurnEngine } from "../../../services/node/TurnEngine.js"
+import {
+  InstanceUnknown,
+  PressFailed,
+  PressInputInvalid,
+  PressInterrupted,
+  PressRateLimited,
+  PressSchemaInvalid,
+  PressUnsupported,
+  type WidgetError,
+  WidgetNotInstalled
+} from "../../../services/node/WidgetErrors.js"
+import { hostPackageId, type WidgetBinding, type WidgetInstance, WidgetInstances } from "../../../services/node/WidgetInstances.js"
+import { type PressRecord, type StoredAnswer, WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
+import { type ActionAnswer, type PressAnswer, WidgetPresses } from "../../../services/node/WidgetPresses.js"
+import * as InputChecks from "../packages/InputChecks.js"
+import { agentRequest } from "./AgentPress.js"
+import { callOutcome } from "./CallOutcome.js"
+
+type Outcome = Either.Either<ActionAnswer, PressFailed>
+
+const decodeFailed = Schema.decodeUnknownOption(PressFailed)
+
+/** A stored answer, answered again as it was. */
+const replay = (record: PressRecord): Effect.Effect<PressAnswer, WidgetError> => {
+  switch (record.status) {
+    case "answered":
+      if (record.answer._tag === "Success") return Effect.succeed(record.answer.body as PressAnswer)
+      return Option.match(decodeFailed(record.answer.refusal), {
+        onNone: () => Effect.dieMessage("a stored press refusal cannot be read"),
+        onSome: Effect.fail
+      })
+    case "interrupted":
+    case "running":
+      // A running row with no press of this process behind it was cut off by a restart the start-up missed.
+      return Effect.fail(new PressInterrupted({ invocationId: "" }))
+  }
+}
+
+const stored = (outcome: Outcome): StoredAnswer =>
+  Either.match(outcome, {
+    onLeft: (failed) => ({ _tag: "Refusal", refusal: Schema.encodeSync(PressFailed)(failed) }),
+    onRight: (body) => ({ _tag: "Success", status: "approvalRequired" in body || body.outcome === "background" ? 202 : 200, body })
+  })
+
+export const make = Effect.gen(function*() {
+  const instances = yield* WidgetInstances
+  const log = yield* WidgetPressLog
+  const records = yield* PackageRecords
+  const tools = yield* PackageTools
+  const engine = yield* TurnEngine
+  const store = yield* ConversationStore
+  const audit = yield* AuditLog
+  const checks = yield* InputChecks.make
+  const windows = yield* Ref.make(HashMap.empty<string, Window>())
+  /** Presses of this process still running, by instance and invocation id: an identical press waits for the first. */
+  const inflight = yield* Ref.make(HashMap.empty<string, Deferred.Deferred<PressAnswer, WidgetError>>())
+  // Presses the last process left running were cut off: they answer ACTION_INTERRUPTED from now on.
+  const interrupted = yield* log.interruptRunning
+  if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget presses were cut off by the last stop`)
+
+  const rate = (instance: WidgetInstance, binding: WidgetBinding) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const key = `${instance.instanceId}\u0000${binding.id}`
+      const admission = yield* Ref.modify(windows, (map) => {
+        const result = admit(Option.getOrElse(HashMap.get(map, key), () => []), now, binding.perMinute)
+        return [result, HashMap.set(map, key, result.window)]
+      })
+      if (!admission.admitted) {
+        return yield* new PressRateLimited({
+          actionBindingId: binding.id,
+          limit: binding.perMinute,
+          retryAfterMs: admission.retryAfterMs
+        })
+      }
+    })
+
+  /** The package is still installed as the widget was placed from (a reinstall of that listing brings it back). */
+  const installed = (instance: WidgetInstance) =>
+    Effect.gen(function*() {
+      if (instance.packageId === hostPackageId) return undefined
+      const pkg = yield* records.installedOne(instance.packageId)
+      if (Option.isNone(pkg) || pkg.value.contentDigest !== instance.contentDigest || pkg.value.version !== instance.version) {
+        return yield* new WidgetNotInstalled({ packageId: instance.packageId })
+      }
+      return pkg.value
+    })
+
+  const current = (instance: WidgetInstance, binding: WidgetBinding, press: ActionPress) =>
+    Effect.gen(function*() {
+      if (press.expectedRevision !== instance.revision) {
+        return yield* new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" })
+      }
+      if (press.expectedBindingDigest !== binding.digest) {
+        return yield* new PressInputInvalid({ field: "expectedBindingDigest", reason: "binding-digest-mismatch" })
+      }
+    })
+
+  /** Rules 8 and 9: a host-held player's state; no timeline, the instance revision unchanged. */
+  const viewState = (instance: WidgetInstance, binding: WidgetBinding, press: ActionPress, sequence: number) =>
+    Effect.gen(function*() {
+      const answer = (current: { readonly stateRevision: number; readonly state: unknown }, duplicate: boolean, stale: boolean) => ({
+        variant: viewStateVariant as typeof viewStateVariant,
+        duplicate,
+        ...(stale ? { stale: true as const } : {}),
+        instanceId: instance.instanceId,
+        revision: instance.revision,
+        stateRevision: current.stateRevision,
+        state: current.state
+      })
+      const held = yield* instances.viewState(instance.conversationId, instance.instanceId)
+      const write = { sequence, invocationId: press.invocationId }
+      const duplicate = Option.isSome(held) ? notNewer(held.value, write) : undefined
+      if (Option.isSome(held) && duplicate !== undefined) return answer(held.value, true, duplicate.stale)
+      yield* installed(instance)
+      yield* current(instance, binding, press)
+      const state = Schema.decodeUnknownEither(PlayerState)(press.input)
+      if (Either.isLeft(state)) {
+        return yield* new PressInputInvalid({
+          field: "input",
+          reason: "input",
+          problem: ParseResult.TreeFormatter.formatErrorSync(state.left)
+        })
+      }
+      if (pastClockBound(state.right, yield* Clock.currentTimeMillis)) {
+        return yield* new PressInputInvalid({ field: "input.at", reason: "clock-bound" })
+      }
+      yield* rate(instance, binding)
+      const written = yield* instances.writeViewState(instance.conversationId, instance.instanceId, {
+        ...write,
+        state: state.right
+      })
+      if (written._tag === "Written") return answer(written.current, false, false)
+      // Another write took this sequence between the read and this one: answered as rule 9 says.
+      return answer(written.current, true, written.current.invocationId !== press.invocationId)
+    })
+
+  /** The row of the timeline a press that ran (or may have) writes; the revision moves with it. */
+  const recordPress = (
+    caller: Caller,
+    instance: WidgetInstance,
+    binding: WidgetBinding,
+    press: ActionPress,
+    taskId: string,
+    output: unknown,
+    status: "done" | "failed"
+  ) =>
+    Effect.gen(function*() {
+      yield* store.insertMessage({
+        conversationId: instance.conversationId,
+        role: "assistant",
+        origin: caller.surface,
+        channel: caller.channel,
+        status: "complete",
+        taskId,
+        hostWritten: { kind: "widget-action", version: 1 },
+        blocks: [{
+          type: "tool",
+          toolCallId: press.invocationId,
+          name: `${instance.widgetId}.${binding.id}`,
+          input: press.input ?? null,
+          output,
+          status,
+          packageId: instance.packageId
+        }]
+      })
+      return yield* instances.advance(instance.conversationId, instance.instanceId)
+    })
+
+  /** A tool binding: the package tool through policy and ledger (PackageTools), its outcome as the press's answer. */
+  const pressTool = (
+    caller: Caller,
+    instance: WidgetInstance,
+    binding: Extract<WidgetBinding, { kind: "tool" }>,
+    press: ActionPress
+  ) =>
+    Effect.gen(function*() {
+      const taskId = yield* makeId("task")
+      const offered = (yield* tools.offered).find((t) => t.packageId === instance.packageId && t.tool === binding.tool)
+      if (offered === undefined) {
+        // A job tool is not offered to turns: the jobs runner takes it (docs/decisions.md, "Widget presses").
+        return Either.left(
+          new PressFailed({
+            failure: "job-unavailable",
+            outcome: "refused",
+            mayHaveRun: false,
+            recorded: false,
+            workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
+          })
+        ) satisfies Outcome
+      }
+      const outcome = yield* tools.call(
+        { taskId, conversationId: instance.conversationId, origin: caller.surface, channel: caller.channel },
+        offered.name,
+        press.input
+      )
+      const mapped = callOutcome(outcome, { taskId, invocationId: press.invocationId, instanceId: instance.instanceId })
+      if (mapped.recordsTimeline) {
+        const revision = yield* recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status)
+        return Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
+      }
+      return mapped.answer
+    })
+
+  /** An agent binding: a turn of its own, its instruction from the manifest and the widget's description as data. */
+  const pressAgent = (caller: Caller, instance: WidgetInstance, press: ActionPress, text: string) =>
+    Effect.gen(function*() {
+      const ticket = yield* engine.submit({
+        conversationId: instance.conversationId,
+        request: { text },
+        caller,
+        route: "answer",
+        hostWritten: { kind: "widget-action", version: 1 }
+      }).pipe(Effect.orDie)
+      yield* instances.advance(instance.conversationId, instance.instanceId)
+      const taskId = ticket.taskId ?? (yield* makeId("task"))
+      return Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
+    })
+
+  /** Claims the invocation id and runs the press once; an identical press of this process waits for the first. */
+  const once = (
+    caller: Caller,
+    instance: WidgetInstance,
+    press: ActionPress,
+    run: Effect.Effect<Outcome>
+  ): Effect.Effect<PressAnswer, WidgetError> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const key = `${instance.instanceId}\u0000${press.invocationId}`
+        const mine = yield* Deferred.make<PressAnswer, WidgetError>()
+        const owner = yield* Ref.modify(inflight, (map) =>
+          Option.match(HashMap.get(map, key), {
+            onSome: (other) => [other, map] as const,
+            onNone: () => [mine, HashMap.set(map, key, mine)] as const
+          }))
+        if (owner !== mine) return yield* restore(Deferred.await(owner))
+        const result = yield* Effect.gen(function*() {
+          const earlier = yield* log.claim({
+            conversationId: instance.conversationId,
+            instanceId: instance.instanceId,
+            invocationId: press.invocationId,
+            actionBindingId: press.actionBindingId
+          })
+          if (Option.isSome(earlier)) return yield* replay(earlier.value)
+          // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
+          const outcome = yield* run
+          yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
+          yield* audit.append({
+            kind: "widget-press",
+            conversationId: instance.conversationId,
+            surface: caller.surface,
+            channel: caller.channel,
+            detail: {
+              instanceId: instance.instanceId,
+              actionBindingId: press.actionBindingId,
+              invocationId: press.invocationId,
+              outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
+            }
+          })
+          return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
+        }).pipe(Effect.exit)
+        yield* Deferred.done(mine, result)
+        yield* Ref.update(inflight, HashMap.remove(key))
+        return yield* result
+      })
+    )
+
+  const press: WidgetPresses["Type"]["press"] = (caller, conversationId, instanceId, press) =>
+    Effect.gen(function*() {
+      const problem = shapeProblem(press)
+      if (problem !== undefined) return yield* new PressSchemaInvalid({ reason: problem })
+      const found = yield* instances.get(conversationId, instanceId)
+      if (Option.isNone(found)) return yield* new InstanceUnknown({ instanceId })
+      const instance = found.value
+      const binding = instance.bindings.find((b) => b.id === press.actionBindingId)
+      if (binding === undefined) {
+        return yield* new PressUnsupported({ actionBindingId: press.actionBindingId, reason: "unknown-binding" })
+      }
+      if (press.variant !== undefined) {
+        if (binding.kind !== "view-state") {
+          return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "variant-on-other-binding" })
+        }
+        return yield* viewState(instance, binding, press, press.sequence!)
+      }
+      if (binding.kind === "view-state") {
+        return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "player-needs-variant" })
+      }
+      // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
+      const earlier = yield* log.get(instance.instanceId, press.invocationId)
+      const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
+      if (Option.isSome(earlier) && !running) return yield* replay(earlier.value)
+      const pkg = yield* installed(instance)
+      yield* current(instance, binding, press)
+      if (binding.kind === "tool") {
+        const tool = pkg?.manifest.tools.find((t) => t.name === binding.tool)
+        if (tool !== undefined && pkg !== undefined) {
+          const problem = yield* checks.check(pkg.digest, tool, press.input)
+          if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
+        }
+        yield* rate(instance, binding)
+        return yield* once(caller, instance, press, pressTool(caller, instance, binding, press))
+      }
+      const text = yield* agentRequest(log, instance, binding, press)
+      yield* rate(instance, binding)
+      return yield* once(caller, instance, press, pressAgent(caller, instance, press, text))
+    })
+
+  return WidgetPresses.of({ press })
+})
+
+export const layer = Layer.effect(WidgetPresses, make)

@@ -1,0 +1,152 @@
+/**
+ * GET /inbox with 10,000 notices (issue 16's target: ≤ 20 ms p99) on a real node over real HTTP, beside the same
+ * SQL (the page of notices, the skipped versions, the waiting approvals) through plain better-sqlite3 on the same
+ * file, in the same run and interleaved request by request. Prints a Markdown table and writes it to
+ * docs/benchmarks.md.
+ *
+ *   npm run bench:inbox                    # 10,000 notices, 500 requests per variant
+ *   INBOX_BENCH_NOTICES=50000 INBOX_BENCH_N=2000 npm run bench:inbox
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Redacted } from "effect"
+import { createRequire } from "node:module"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as NoModel from "../../layers/node/model/NoModel.js"
+import { serveApi } from "../../src/http/ServeApi.js"
+import { createServer } from "../../src/node/http/ClientError.js"
+import { ApiLive } from "../../src/node/Server.js"
+import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
+
+interface Statement {
+  run(...params: Array<unknown>): unknown
+  all(...params: Array<unknown>): Array<unknown>
+}
+interface Driver {
+  pragma(text: string): unknown
+  prepare(text: string): Statement
+  transaction(fn: () => void): () => void
+  close(): void
+}
+const Database = createRequire(import.meta.url)("better-sqlite3") as new(file: string) => Driver
+
+const notices = positiveInt("INBOX_BENCH_NOTICES", 10_000)
+const requests = positiveInt("INBOX_BENCH_N", 500)
+const secret = "bench-app-secret"
+
+const kinds = ["question-expired", "unknown-effect", "install-approval-expired", "work-failed", "package-update"] as const
+
+const seed = (file: string) => {
+  const db = new Database(file)
+  db.pragma("journal_mode = WAL")
+  const insert = db.prepare(`INSERT INTO notices (id, kind, conversation_id, subject_id, data, state, created_at, source)
+    VALUES (?, ?, NULL, ?, ?, 'unread', ?, ?)`)
+  db.transaction(() => {
+    for (let i = 0; i < notices; i++) {
+      const kind = kinds[i % kinds.length]!
+      insert.run(
+        `ntc_bench_${i}`,
+        kind,
+        `subject_${i}`,
+        JSON.stringify(kind === "package-update" ? { name: `pkg-${i}`, version: "2.0.0" } : { question: `Question ${i}?`, summary: `call ${i}` }),
+        new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+        kind === "package-update" ? `package:pkg-${i}` : null
+      )
+    }
+  })()
+  db.close()
+}
+
+/** The reads GET /inbox makes, through the driver alone. */
+const bareReads = (file: string) => {
+  const db = new Database(file)
+  const page = db.prepare(`SELECT n.id, n.kind, n.conversation_id, n.subject_id, n.data, n.created_at, n.read_at,
+      n.dismissed_at, n.snoozed_until, n.source, n.busy_since, (s.source IS NOT NULL) AS suppressed
+    FROM notices n LEFT JOIN notice_suppressions s ON s.source = n.source
+    WHERE n.dismissed_at IS NULL ORDER BY n.created_at DESC, n.id DESC LIMIT ?`)
+  const skipped = db.prepare("SELECT kind, name, version, skipped_at FROM skipped_versions ORDER BY skipped_at DESC, rowid DESC")
+  const installs = db.prepare("SELECT * FROM install_approvals WHERE status = 'waiting' ORDER BY requested_at")
+  const tasks = db.prepare("SELECT * FROM task_approvals WHERE status = 'asked' ORDER BY requested_at, id")
+  const installed = db.prepare("SELECT * FROM installed_packages")
+  return {
+    run: () => {
+      const rows = page.all(101) as Array<{ data: string }>
+      for (const row of rows) JSON.parse(row.data)
+      skipped.all()
+      installs.all()
+      tasks.all()
+      installed.all()
+      return rows.length
+    },
+    close: () => db.close()
+  }
+}
+
+const figures = (samples: Array<number>) => {
+  const sorted = [...samples].sort((a, b) => a - b)
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted[sorted.length - 1]! }
+}
+
+const main = Effect.gen(function*() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-inbox-"))
+  const server = serveApi(ApiLive({
+    dataDir,
+    appSecret: Redacted.make(secret),
+    model: NoModel.layer,
+    marketplaceUrl: null,
+    registryUrl: null
+  })).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+  const context = yield* Layer.build(server)
+  const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
+  const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+  const file = path.join(dataDir, "node.db")
+  seed(file)
+  log(`${notices} notices in ${file}; ${requests} requests per variant`)
+  const bare = bareReads(file)
+  const get = () =>
+    fetch(`${baseUrl}/inbox`, { headers: { authorization: `Bearer ${token}`, "x-app-secret": secret } }).then(async (r) => {
+      if (r.status !== 200) throw new Error(`GET /inbox answered ${r.status}`)
+      return ((await r.json()) as { notices: Array<unknown> }).notices.length
+    })
+  // Warm-up: the first read loads the directory and the schemas' compiled forms.
+  for (let i = 0; i < 30; i++) {
+    yield* Effect.promise(get)
+    bare.run()
+  }
+  const node: Array<number> = []
+  const sql: Array<number> = []
+  const others = yield* Effect.promise(() => otherWorkCores())
+  for (let i = 0; i < requests; i++) {
+    let started = performance.now()
+    const shown = yield* Effect.promise(get)
+    node.push(performance.now() - started)
+    if (shown !== 100) throw new Error(`GET /inbox listed ${shown} notices, not a page of 100`)
+    started = performance.now()
+    bare.run()
+    sql.push(performance.now() - started)
+  }
+  bare.close()
+  const n = figures(node)
+  const b = figures(sql)
+  const ms = (x: number) => x.toFixed(2)
+  const table = [
+    `GET /inbox, ${notices.toLocaleString("en")} notices stored, a page of 100 (plus waiting items and skipped versions), ${requests} requests; measured ${new Date().toISOString().slice(0, 10)} on a loaded machine (other work kept ${others.toFixed(1)} of ${os.cpus().length} cores busy just before the run).`,
+    "",
+    "| variant | p50 ms | p99 ms | max ms |",
+    "|---|---|---|---|",
+    `| node: GET /inbox over HTTP (auth, SQL, rules, encoding) | ${ms(n.p50)} | ${ms(n.p99)} | ${ms(n.max)} |`,
+    `| baseline: the same SQL through plain better-sqlite3 | ${ms(b.p50)} | ${ms(b.p99)} | ${ms(b.max)} |`,
+    "",
+    `Target (issue 16): ≤ 20 ms p99 — ${n.p99 <= 20 ? "met" : "NOT met"}.`
+  ].join("\n")
+  console.log(`\n${table}`)
+  writeDocs("inbox", `## GET /inbox (npm run bench:inbox)\n\n${table}`)
+  fs.rmSync(dataDir, { recursive: true, force: true })
+})
+
+Effect.runPromise(Effect.scoped(main)).then(() => process.exit(0), (error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,123 @@
+/**
+ * `npm run bench:indexer`: indexing throughput of BENCH_INDEXER_PACKAGES (default 200; 1,000 for the full size) small versions
+ * served by the registry stand-in on 127.0.0.1, with the time split between fetch, verify, unpack and store,
+ * beside a baseline that only downloads the same packuments and tarballs and hashes them (sha512), in the same
+ * run and at the same concurrency (BENCH_INDEXER_WORKERS, default 4). The database is a fresh SQLite file unless
+ * BENCH_INDEXER_DATABASE names a PostgreSQL database (postgres://…, emptied first: use a scratch one).
+ */
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Exit, Layer, ManagedRuntime, Option, Scope } from "effect"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Live from "../../layers/marketplace/indexer/Live.js"
+import * as Database from "../../layers/marketplace/sql/Database.js"
+import { queuedJobRow } from "../../layers/marketplace/sql/SqlIndexQueue.js"
+import { type IndexOutcome, Indexer } from "../../services/marketplace/Indexer.js"
+import { defaultRetryPolicy } from "../../services/marketplace/Indexing.js"
+import { packClark } from "../../test/support/registry/ClarkPackages.js"
+import * as Registry from "../../test/support/registry/Registry.js"
+import { log, positiveInt, writeDocs } from "./Common.js"
+
+// 1,000 (the issue's size) is BENCH_INDEXER_PACKAGES=1000; the default keeps a run on a loaded machine under 5 minutes.
+const count = positiveInt("BENCH_INDEXER_PACKAGES", 200)
+const workers = positiveInt("BENCH_INDEXER_WORKERS", 4)
+
+const main = async () => {
+  const scope = Effect.runSync(Scope.make())
+  const registry = await Effect.runPromise(Scope.extend(Registry.start, scope))
+  const names = Array.from({ length: count }, (_, i) => `bench-pkg-${String(i).padStart(5, "0")}`)
+  const packStarted = performance.now()
+  for (const name of names) {
+    registry.publish({ name, version: "1.0.0", tarball: await packClark({ name, version: "1.0.0", readme: `# ${name}\n\nA package for the benchmark.\n` }) })
+  }
+  log(`packed ${count} packages in ${((performance.now() - packStarted) / 1000).toFixed(1)} s`)
+
+  // Baseline: the same GETs and a sha512 of each tarball, `workers` at a time.
+  const baselineStarted = performance.now()
+  let next = 0
+  await Promise.all(Array.from({ length: workers }, async () => {
+    while (next < names.length) {
+      const name = names[next++]!
+      const packument = await (await fetch(`${registry.url}/${name}`, { headers: { accept: "application/json" } })).json() as any
+      const bytes = Buffer.from(await (await fetch(packument.versions["1.0.0"].dist.tarball)).arrayBuffer())
+      createHash("sha512").update(bytes).digest("base64")
+    }
+  }))
+  const baselineMs = performance.now() - baselineStarted
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-indexer-"))
+  const url = process.env.BENCH_INDEXER_DATABASE ?? `sqlite:${path.join(dir, "marketplace.db")}`
+  const parsed = Database.parseDatabaseUrl(url)
+  if (parsed === undefined) throw new Error("BENCH_INDEXER_DATABASE must be sqlite:PATH or postgres://…")
+  const runtime = ManagedRuntime.make(
+    Live.indexer({
+      registryUrl: Option.some(new URL(registry.url)),
+      workers: 0,
+      pollInterval: Duration.millis(50),
+      recheckInterval: Option.none(),
+      leaseMillis: 600_000,
+      retry: defaultRetryPolicy
+    }).pipe(Layer.provideMerge(Database.layer(parsed)))
+  )
+  const now = new Date().toISOString()
+  await runtime.runPromise(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`DELETE FROM index_jobs`
+    for (const [i, name] of names.entries()) {
+      yield* sql`INSERT INTO index_jobs ${sql.insert(queuedJobRow(`ixj_bench${i}`, name, "1.0.0", "reindex", now))}`
+    }
+  }))
+  const outcomes: Array<IndexOutcome> = []
+  const oursStarted = performance.now()
+  await runtime.runPromise(Effect.gen(function*() {
+    const indexer = yield* Indexer
+    yield* Effect.all(Array.from({ length: workers }, (_, w) =>
+      Effect.gen(function*() {
+        while (true) {
+          const outcome = yield* indexer.runOnce(`bench-${w}`)
+          if (Option.isNone(outcome)) return
+          outcomes.push(outcome.value)
+        }
+      })), { concurrency: "unbounded" })
+  }))
+  const oursMs = performance.now() - oursStarted
+  await runtime.dispose()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  fs.rmSync(dir, { recursive: true, force: true })
+
+  const indexed = outcomes.filter((o) => o.result === "indexed").length
+  if (indexed !== count) throw new Error(`indexed ${indexed} of ${count}: ${JSON.stringify(outcomes.find((o) => o.result !== "indexed"))}`)
+  const total = (stage: keyof IndexOutcome["timings"]) => outcomes.reduce((sum, o) => sum + o.timings[stage], 0)
+  const perVersion = (ms: number) => (ms / count).toFixed(2)
+  const stages = (["fetch", "verify", "unpack", "store"] as const).map((stage) => `| ${stage} | ${perVersion(total(stage))} |`)
+  const rate = (ms: number) => (count / (ms / 1000)).toFixed(0)
+  const section = `## Indexer (\`npm run bench:indexer\`)
+
+${count} small package versions (a skill package of 3 files, ~1 KiB gzipped) served by the registry stand-in on
+127.0.0.1, ${workers} at a time, database ${parsed._tag === "Sqlite" ? "SQLite (a fresh file)" : "PostgreSQL"}. Taken on a loaded machine
+(two cores shared with other helpers' work): compare the two rows of one run, not runs of different days.
+
+| run | wall time | versions/s |
+| --- | --- | --- |
+| baseline: GET packument + tarball, sha512 | ${(baselineMs / 1000).toFixed(1)} s | ${rate(baselineMs)} |
+| indexer: claim, download + verify, read tarball, analyse, write | ${(oursMs / 1000).toFixed(1)} s | ${rate(oursMs)} |
+
+Time per version inside the indexer (ms, summed over workers, so it exceeds wall time / versions when workers
+overlap): fetch is the packument and tarball GETs, verify the signature/provenance checks and the sha512 compare,
+unpack the decompression, listing pass, in-memory read and manifest/readme analysis, store the write through the
+catalogue importer in one transaction.
+
+| stage | ms per version |
+| --- | --- |
+${stages.join("\n")}
+`
+  log(section)
+  writeDocs("indexer", section)
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exit(1)
+})
