@@ -46,6 +46,15 @@ export class ArtifactWriteRefused extends Data.TaggedError("ArtifactWriteRefused
 /** A widget route naming an instance that is not in the conversation: the widgets' own error. */
 export { InstanceUnknown }
 
+/**
+ * A widget file write from a machine surface that the person's execution policy does not run: a deny rule
+ * matched, or the policy asks first (file-write approval cards are not built yet, so nothing is written).
+ */
+export class FileWriteRefused extends Data.TaggedError("FileWriteRefused")<{
+  readonly reason: "deny-rule" | "asks-first"
+  readonly operation: string
+}> {}
+
 export type ArtifactError =
   | ArtifactNotFound
   | ArtifactNotFinalized
@@ -53,3 +62,4 @@ export type ArtifactError =
   | ArtifactStorageFull
   | ArtifactWriteRefused
   | InstanceUnknown
+  | FileWriteRefused

@@ -73,11 +73,17 @@ export const isTextType = (mimeType: string): boolean => {
     type === "image/svg+xml" || type.endsWith("+json") || type.endsWith("+xml")
 }
 
-// Control characters (C0, DEL, C1), format and invisible characters (zero-width, bidi controls, word joiner,
-// BOM, soft hyphen, Mongolian vowel separator, tag characters), separators other than the space, and lone
-// surrogates; then what file systems or shells treat specially.
-const invisible =
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]|\p{Cs}|[\u{e0000}-\u{e007f}]/gu
+// Control characters (C0, DEL, C1), format and invisible characters (soft hyphen, Arabic letter mark, Hangul
+// fillers, Mongolian vowel separator, zero-width, bidi controls, word joiner and invisible operators, variation
+// selectors, BOM, specials, tag characters), separators other than the space, and lone surrogates.
+const invisibleRanges: ReadonlyArray<readonly [number, number]> = [
+  [0x0000, 0x001f], [0x007f, 0x009f], [0x00ad, 0x00ad], [0x061c, 0x061c], [0x115f, 0x1160], [0x180e, 0x180e],
+  [0x200b, 0x200f], [0x2028, 0x202e], [0x2060, 0x206f], [0x3164, 0x3164], [0xd800, 0xdfff], [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff], [0xffa0, 0xffa0], [0xfff0, 0xfffb], [0xe0000, 0xe007f]
+]
+const isInvisible = (codePoint: number) => invisibleRanges.some(([from, to]) => codePoint >= from && codePoint <= to)
+const withoutInvisible = (text: string) =>
+  Array.from(text).filter((char) => !isInvisible(char.codePointAt(0) ?? 0)).join("")
 const unsafe = /[<>:"|?*\\/]/g
 // Windows device names refuse to be files on that system, whatever their extension.
 const deviceNames = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])$/i
@@ -92,7 +98,7 @@ export const sanitizeName = (raw: string | undefined, mimeType: string): string 
   const extension = extensionOf(mimeType)
   const segments = (raw ?? "").normalize("NFC").split(/[/\\]/)
   let base = (segments[segments.length - 1] ?? "")
-    .replace(invisible, "")
+  base = withoutInvisible(base)
     .replace(unsafe, "")
     .replace(/\s+/g, " ")
     .replace(/^[\s.]+|[\s.]+$/g, "")

@@ -47,6 +47,7 @@ import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { serveApi } from "../http/ServeApi.js"
 import { ArtifactsLive } from "./handlers/Artifacts.js"
+import { WidgetArtifactsLive } from "./handlers/WidgetArtifacts.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
 import { AppIntentsLive } from "./handlers/AppIntents.js"
 import { ComposerLive } from "./handlers/Composer.js"
@@ -238,6 +239,7 @@ export const ApiLive = (
       PackagesLive,
       WorkLive,
       ArtifactsLive,
+      WidgetArtifactsLive,
       InboxLive,
       DeletionLive,
       AppIntentsLive,

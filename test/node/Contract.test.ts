@@ -358,9 +358,18 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("activity", unbuilt)
       .handle("reconcile", unbuilt)
       .handle("decideTaskApproval", unbuilt)),
-  // Built in src/node/handlers/Artifacts.ts.
+  // Built in src/node/handlers/Artifacts.ts and WidgetArtifacts.ts.
   HttpApiBuilder.group(NodeApi, "artifacts", (handlers) =>
-    handlers.handle("get", unbuilt).handle("content", unbuilt).handle("export", unbuilt))
+    handlers.handle("get", unbuilt).handle("content", unbuilt).handle("export", unbuilt)),
+  HttpApiBuilder.group(NodeApi, "widgetArtifacts", (handlers) =>
+    handlers
+      .handle("read", unbuilt)
+      .handle("create", unbuilt)
+      .handle("pick", unbuilt)
+      .handle("writeChunk", unbuilt)
+      .handle("finalize", unbuilt)
+      .handle("attach", unbuilt)
+      .handle("discard", unbuilt))
 )
 
 describe("pending node handlers", () => {

@@ -12,7 +12,8 @@ import {
   ArtifactNotFinalized,
   ArtifactNotFound,
   ArtifactStorageFull,
-  ArtifactWriteRefused
+  ArtifactWriteRefused,
+  FileWriteRefused
 } from "../../services/node/ArtifactErrors.js"
 import {
   AlreadyAskedAgain,
@@ -273,6 +274,7 @@ const rows: ReadonlyArray<Row> = [
     "INVALID_INPUT",
     { field: "mimeType", reason: "type-mismatch" }
   ],
+  [new FileWriteRefused({ reason: "deny-rule", operation: "artifacts.create" }), 403, "POLICY_REFUSED", { reason: "deny-rule" }],
   [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
   [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
   [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
@@ -373,6 +375,7 @@ describe("toNodeError", () => {
       ArtifactNotCreator: true,
       ArtifactStorageFull: true,
       ArtifactWriteRefused: true,
+      FileWriteRefused: true,
       LastEventIdInvalid: true,
       ReferenceNotAvailable: true,
       QuestionNotFound: true,

@@ -10,7 +10,7 @@
  * the 1 GiB share) and the write itself are one step for concurrent requests.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, DateTime, Effect, Layer, Option, Queue } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -52,8 +52,6 @@ export interface Options {
 /** Where the bytes live. Every name in it is an artifact id, or a temporary file while one is written. */
 export const artifactsDir = (dataDir: string) => path.join(dataDir, "artifacts")
 
-/** How often unfinished files past their 24 hours are looked for (a read of one removes it at once anyway). */
-const sweepEvery = "10 minutes"
 
 type Row = Record<string, unknown>
 
@@ -89,6 +87,8 @@ export const make = (options: Options) =>
     const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
     const fileOf = (id: string) => path.join(dir, id)
     const lock = yield* Effect.makeSemaphore(1)
+    /** Told when a file begins: the sweeper may have been waiting for any unfinished file at all. */
+    const begun = yield* Queue.sliding<void>(1)
     const serially = lock.withPermits(1)
 
     yield* Effect.promise(() => fs.mkdir(dir, { recursive: true, mode: 0o700 }))
@@ -245,6 +245,7 @@ export const make = (options: Options) =>
         yield* Effect.orDie(sql`INSERT INTO artifacts ${sql.insert(rowOf(artifact))}`).pipe(
           Effect.onExit((exit) => exit._tag === "Success" ? Effect.void : removeFile(id))
         )
+        yield* Queue.offer(begun, undefined)
         return artifact
       }))
 
@@ -385,7 +386,19 @@ export const make = (options: Options) =>
       return stale.length
     }))
 
-    yield* sweep.pipe(Effect.repeat(Schedule.spaced(sweepEvery)), Effect.forkScoped)
+    // The sweeper sleeps until the oldest unfinished file is due (or, with none, until one begins), so a clock
+    // moved far ahead wakes it once, not once per interval.
+    const nextRemoval = Effect.orDie(Effect.map(
+      sql<Row>`SELECT MIN(written_at) AS at FROM artifacts WHERE state = 'unfinished'`,
+      ([row]) => (row?.at === null || row?.at === undefined ? undefined : removalAt(String(row.at)))
+    ))
+    yield* Effect.gen(function*() {
+      const due = yield* nextRemoval
+      if (due === undefined) return yield* Queue.take(begun)
+      const now = yield* Clock.currentTimeMillis
+      if (due > now) return yield* Effect.race(Effect.sleep(due - now), Queue.take(begun))
+      yield* sweep
+    }).pipe(Effect.forever, Effect.forkScoped)
 
     return ArtifactStore.of({
       create,

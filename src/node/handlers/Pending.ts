@@ -11,17 +11,6 @@ import { toNodeError } from "../http/Errors.js"
 
 const notYet = () => Effect.fail(toNodeError(new NotImplementedYet({ feature: "this route" })))
 
-
-export const WidgetArtifactsPending = HttpApiBuilder.group(NodeApi, "widgetArtifacts", (handlers) =>
-  handlers
-    .handle("read", notYet)
-    .handle("create", notYet)
-    .handle("pick", notYet)
-    .handle("writeChunk", notYet)
-    .handle("finalize", notYet)
-    .handle("attach", notYet)
-    .handle("discard", notYet))
-
 export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) =>
   handlers
     .handle("themes", notYet)
@@ -34,6 +23,5 @@ export const ThemesPending = HttpApiBuilder.group(NodeApi, "themes", (handlers) 
 
 /** Every group declared but not built yet. */
 export const PendingGroupsLive = Layer.mergeAll(
-  WidgetArtifactsPending,
   ThemesPending
 )

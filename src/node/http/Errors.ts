@@ -336,6 +336,14 @@ const mapping: Mapping = {
       ...(e.limitBytes === undefined ? {} : { limitBytes: e.limitBytes })
     }),
   InstanceUnknown: (e) => refuse("INSTANCE_UNKNOWN", `No widget ${quote(e.instanceId)} in this conversation`),
+  FileWriteRefused: (e) =>
+    refuse(
+      "POLICY_REFUSED",
+      e.reason === "deny-rule"
+        ? `A deny rule of the execution policy refuses ${e.operation}; nothing was written`
+        : `The execution policy asks the person before ${e.operation} from this surface; nothing was written`,
+      { reason: e.reason }
+    ),
   // The inbox and background work (docs/decisions.md, "Inbox and background work")
   UnknownNoticeAction: (e) =>
     refuse("UNKNOWN_ACTION", `${quote(e.given)} is not a notice action (names are read as written, never decoded)`),

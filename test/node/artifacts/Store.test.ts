@@ -167,7 +167,7 @@ describe("widget files in the store", () => {
         expect(Option.isNone(yield* store.get(file.artifactId))).toBe(true)
         expect(fs.existsSync(path.join(dir, file.artifactId))).toBe(false)
         expect(yield* tagOf(store.append(widget, file.artifactId, 3, bytes(1)))).toMatchObject({ _tag: "ArtifactNotFound" })
-        // One nobody reads is removed by the sweep (run every 10 minutes on the clock; here also by hand, which
+        // One nobody reads is removed by the sweep (the sweeper wakes when it is due; here also by hand, which
         // waits for a sweep already running).
         yield* TestClock.adjust("24 hours")
         yield* store.sweep
