@@ -12,6 +12,7 @@ import * as path from "node:path"
 import * as NoModel from "../../layers/node/model/NoModel.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
+import { TurnEngine } from "../../services/node/TurnEngine.js"
 import type { TurnSettings } from "../../layers/node/TurnEngine.js"
 import { serveApi } from "../../src/http/ServeApi.js"
 import { createServer } from "../../src/node/http/ClientError.js"
@@ -122,6 +123,9 @@ export const layer = (options: {
       const services = yield* Layer.build(ServicesLive(nodeOptions))
       const server = serveApi(ApiLive(nodeOptions, Layer.succeedContext(services))).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
       const context = yield* Layer.build(server)
+      // Message rule 6 before the server closes, as `serve` drains turns: the server's close waits for open SSE
+      // streams, which end only when their turns are stopped (added last, so it runs first).
+      yield* Effect.addFinalizer(() => Effect.flatMap(TurnEngine, (engine) => engine.shutdown).pipe(Effect.provide(services)))
       const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(
         Effect.provide(context)
       )
