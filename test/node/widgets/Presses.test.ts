@@ -200,17 +200,22 @@ describe("pressing a tool binding", () => {
       expect(fitting.status).toBe(200)
     })))
 
-  it.scoped("a job tool's binding answers 503 JOB_UNAVAILABLE before anything is claimed or sent (the jobs runner's seam)", () =>
+  it.scoped("a job tool's binding starts one job: done with its job_ reference, listed for this widget, the same on a repeat", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode
       const { id, placed } = yield* setup()
       const answer = yield* press(id, placed.instanceId, pressOf(placed, "reindex", {}, "j-1"))
       expect(answer).toMatchObject({
-        status: 503,
-        body: { code: "JOB_UNAVAILABLE", outcome: "refused", mayHaveRun: false, recorded: false }
+        status: 200,
+        body: { outcome: "done", invocationId: "j-1", instanceId: placed.instanceId, job: expect.stringMatching(/^job_/) }
       })
-      expect(ledgerRows(node.dataDir)).toEqual([])
-      expect(query(node.dataDir, "SELECT * FROM widget_presses")).toEqual([])
+      const jobs = yield* node.request("GET", `/conversations/${id}/widgets/${placed.instanceId}/jobs`)
+      expect(jobs.status).toBe(200)
+      expect(jobs.body.jobs.map((job: any) => job.jobId)).toEqual([answer.body.job])
+      // The invocation id is never sent twice: a repeat answers the same job and starts no other.
+      const again = yield* press(id, placed.instanceId, pressOf(placed, "reindex", {}, "j-1"))
+      expect(again).toMatchObject({ status: 200, body: { job: answer.body.job } })
+      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([{ id: answer.body.job }])
     })))
 
   it.scoped("a machine surface's press carries its own origin into the ledger and the timeline", () =>
