@@ -81,7 +81,11 @@ const samples: Record<string, {
   "credentials.grants": {},
   "credentials.revokeGrant": { params: { id: "grt_unknown" }, answer: [404, "not_found"] },
   "admin.suspend": { params: { id: "usr_unknown" }, body: { suspended: false }, answer: [404, "not_found"] },
-  "admin.audit": {}
+  "admin.audit": {},
+  "publish.submit": { body: { packageName: "alpha" }, answer: [202, undefined] },
+  "publish.submissions": {},
+  "publish.submission": { params: { id: "sub_unknown" }, answer: [404, "not_found"] },
+  "publish.reindex": { params: { name: "alpha" }, body: {}, answer: [202, undefined] }
 }
 
 /** What a route needs beyond a valid credential. */
@@ -108,6 +112,7 @@ interface Issued {
 const allowedScopes: ReadonlyArray<Scope> = [
   "packages:read",
   "packages:curate",
+  "packages:submit",
   "account:read",
   "account:write",
   "pages:read",
