@@ -14,12 +14,7 @@ import { Clock, DateTime, Effect, Layer, Option, Queue } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import {
-  type ArtifactKind,
-  type ArtifactState,
-  maxArtifactBytes,
-  maxInstanceStorageBytes
-} from "../../../schema/node/Artifact.js"
+import { maxArtifactBytes, maxInstanceStorageBytes } from "../../../schema/node/Artifact.js"
 import { makeId } from "../../../services/common/Ids.js"
 import {
   ArtifactNotCreator,
@@ -39,6 +34,7 @@ import {
   type StoredArtifact,
   type WidgetOwner
 } from "../../../services/node/ArtifactStore.js"
+import { handedTo, madeBy, type Row, rowOf, toArtifact } from "./ArtifactRows.js"
 import { createEmpty, cutBackTo, inspect, inspectBytes, isTemporary, readRange, writeAt, writeDurably } from "./ArtifactFiles.js"
 
 export interface Options {
@@ -51,32 +47,6 @@ export interface Options {
 
 /** Where the bytes live. Every name in it is an artifact id, or a temporary file while one is written. */
 export const artifactsDir = (dataDir: string) => path.join(dataDir, "artifacts")
-
-
-type Row = Record<string, unknown>
-
-const toArtifact = (row: Row): StoredArtifact => ({
-  artifactId: String(row.id),
-  conversationId: String(row.conversationId),
-  kind: String(row.kind) as ArtifactKind,
-  mimeType: String(row.mimeType),
-  name: String(row.name),
-  sizeBytes: Number(row.sizeBytes),
-  sha256: String(row.sha256 ?? ""),
-  state: String(row.state) as ArtifactState,
-  createdAt: String(row.createdAt),
-  instanceId: row.instanceId === null || row.instanceId === undefined ? null : String(row.instanceId),
-  packageId: row.packageId === null || row.packageId === undefined ? null : String(row.packageId),
-  writtenAt: String(row.writtenAt ?? row.updatedAt)
-})
-
-/** The widget made this file. */
-const madeBy = (artifact: StoredArtifact, owner: WidgetOwner) =>
-  artifact.kind === "widget" && handedTo(artifact, owner)
-
-const handedTo = (artifact: StoredArtifact, owner: WidgetOwner) =>
-  artifact.conversationId === owner.conversationId && artifact.instanceId === owner.instanceId &&
-  artifact.packageId === owner.packageId
 
 export const make = (options: Options) =>
   Effect.gen(function*() {
@@ -415,22 +385,6 @@ export const make = (options: Options) =>
       sweep
     })
   })
-
-const rowOf = (artifact: StoredArtifact) => ({
-  id: artifact.artifactId,
-  conversationId: artifact.conversationId,
-  instanceId: artifact.instanceId,
-  packageId: artifact.packageId,
-  kind: artifact.kind,
-  mimeType: artifact.mimeType,
-  name: artifact.name,
-  sizeBytes: artifact.sizeBytes,
-  sha256: artifact.state === "finalized" ? artifact.sha256 : null,
-  state: artifact.state,
-  createdAt: artifact.createdAt,
-  updatedAt: artifact.writtenAt,
-  writtenAt: artifact.writtenAt
-})
 
 export const layer = (options: Options): Layer.Layer<ArtifactStore, never, SqlClient.SqlClient> =>
   Layer.scoped(ArtifactStore, Effect.orDie(make(options)))
