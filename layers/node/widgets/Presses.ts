@@ -14,6 +14,7 @@ import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { PackageRecords } from "../../../services/node/PackageRecords.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
 import { admit, notNewer, pastClockBound, PlayerState, shapeProblem, type Window } from "../../../services/node/PressRules.js"
+import { Transactions } from "../../../services/node/Transactions.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import {
   InstanceUnknown,
@@ -34,6 +35,14 @@ import { agentRequest } from "./AgentPress.js"
 import { callOutcome } from "./CallOutcome.js"
 
 type Outcome = Either.Either<ActionAnswer, PressFailed>
+
+/**
+ * What a press does once its call was made (or its turn or job started): the writes that record it (timeline row,
+ * revision), run in the same transaction as the stored answer and the audit row, answering the press's outcome.
+ */
+type Settle = Effect.Effect<Outcome>
+
+const settled = (outcome: Outcome): Settle => Effect.succeed(outcome)
 
 const decodeFailed = Schema.decodeUnknownOption(PressFailed)
 
@@ -68,6 +77,7 @@ export const make = Effect.gen(function*() {
   const engine = yield* TurnEngine
   const store = yield* ConversationStore
   const audit = yield* AuditLog
+  const transactions = yield* Transactions
   const checks = yield* InputChecks.make
   const windows = yield* Ref.make(HashMap.empty<string, Window>())
   /** Presses of this process still running, by instance and invocation id: an identical press waits for the first. */
@@ -185,7 +195,10 @@ export const make = Effect.gen(function*() {
       return yield* instances.advance(instance.conversationId, instance.instanceId)
     })
 
-  /** A tool binding: the package tool through policy and ledger (PackageTools), its outcome as the press's answer. */
+  /**
+   * A tool binding: the package tool through policy and ledger (PackageTools), its outcome as the press's answer;
+   * the timeline row and the revision are left to the press's closing transaction.
+   */
   const pressTool = (
     caller: Caller,
     instance: WidgetInstance,
@@ -197,7 +210,7 @@ export const make = Effect.gen(function*() {
       const offered = (yield* tools.offered).find((t) => t.packageId === instance.packageId && t.tool === binding.tool)
       if (offered === undefined) {
         // The service package no longer offers the tool (its manifest changed under the same install): nothing sent.
-        return Either.left(
+        return settled(Either.left(
           new PressFailed({
             failure: "tool-not-offered",
             outcome: "refused",
@@ -205,7 +218,7 @@ export const make = Effect.gen(function*() {
             recorded: false,
             workflow: [{ step: "call", status: "not-run", code: "SERVICE_UNREACHABLE" }]
           })
-        ) satisfies Outcome
+        ) satisfies Outcome)
       }
       const outcome = yield* tools.call(
         { taskId, conversationId: instance.conversationId, origin: caller.surface, channel: caller.channel },
@@ -213,11 +226,11 @@ export const make = Effect.gen(function*() {
         press.input
       )
       const mapped = callOutcome(outcome, { taskId, invocationId: press.invocationId, instanceId: instance.instanceId })
-      if (mapped.recordsTimeline) {
-        const revision = yield* recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status)
-        return Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
-      }
-      return mapped.answer
+      if (!mapped.recordsTimeline) return settled(mapped.answer)
+      return Effect.map(
+        recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status),
+        (revision): Outcome => Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
+      )
     })
 
   /** An agent binding: a turn of its own, its instruction from the manifest and the widget's description as data. */
@@ -230,9 +243,11 @@ export const make = Effect.gen(function*() {
         route: "answer",
         hostWritten: { kind: "widget-action", version: 1 }
       }).pipe(Effect.orDie)
-      yield* instances.advance(instance.conversationId, instance.instanceId)
       const taskId = ticket.taskId ?? (yield* makeId("task"))
-      return Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
+      return Effect.as(
+        instances.advance(instance.conversationId, instance.instanceId),
+        Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
+      )
     })
 
   /**
@@ -258,7 +273,7 @@ export const make = Effect.gen(function*() {
         origin: caller.surface
       }))
       if (Either.isLeft(started)) {
-        return Either.left(
+        return settled(Either.left(
           new PressFailed({
             failure: "job-unavailable",
             outcome: "refused",
@@ -266,27 +281,35 @@ export const make = Effect.gen(function*() {
             recorded: false,
             workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
           })
-        ) satisfies Outcome
+        ) satisfies Outcome)
       }
       const taskId = yield* makeId("task")
       const job = started.right.jobId
-      const revision = yield* recordPress(caller, instance, binding, press, taskId, { job }, "done")
-      return Either.right({
-        outcome: "done" as const,
-        invocationId: press.invocationId,
-        instanceId: instance.instanceId,
-        revision,
-        job,
-        taskId
-      }) satisfies Outcome
+      return Effect.map(
+        recordPress(caller, instance, binding, press, taskId, { job }, "done"),
+        (revision): Outcome =>
+          Either.right({
+            outcome: "done" as const,
+            invocationId: press.invocationId,
+            instanceId: instance.instanceId,
+            revision,
+            job,
+            taskId
+          })
+      )
     })
 
-  /** Claims the invocation id and runs the press once; an identical press of this process waits for the first. */
+  /**
+   * Claims the invocation id and runs the press once; an identical press of this process waits for the first. The
+   * claim is its own commit, durable before the call goes out (rule 6); everything written after the call (the
+   * timeline row, the revision, the stored answer, the audit row) is one transaction, so a press pays one commit
+   * after its call instead of four.
+   */
   const once = (
     caller: Caller,
     instance: WidgetInstance,
     press: ActionPress,
-    run: Effect.Effect<Outcome>
+    run: Effect.Effect<Settle>
   ): Effect.Effect<PressAnswer, WidgetError> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
@@ -307,20 +330,24 @@ export const make = Effect.gen(function*() {
           })
           if (Option.isSome(earlier)) return yield* replay(earlier.value, press.invocationId)
           // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
-          const outcome = yield* run
-          yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
-          yield* audit.append({
-            kind: "widget-press",
-            conversationId: instance.conversationId,
-            surface: caller.surface,
-            channel: caller.channel,
-            detail: {
-              instanceId: instance.instanceId,
-              actionBindingId: press.actionBindingId,
-              invocationId: press.invocationId,
-              outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
-            }
-          })
+          const settle = yield* run
+          const outcome = yield* transactions.atomically(Effect.gen(function*() {
+            const outcome = yield* settle
+            yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
+            yield* audit.append({
+              kind: "widget-press",
+              conversationId: instance.conversationId,
+              surface: caller.surface,
+              channel: caller.channel,
+              detail: {
+                instanceId: instance.instanceId,
+                actionBindingId: press.actionBindingId,
+                invocationId: press.invocationId,
+                outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
+              }
+            })
+            return outcome
+          }))
           return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
         }).pipe(Effect.exit)
         yield* Deferred.done(mine, result)
