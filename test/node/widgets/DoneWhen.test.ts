@@ -58,14 +58,17 @@ describe("issue 15, done when", () => {
       const refreshed = yield* press(id, w.instanceId, pressOf(placed, "refresh", { harbour: "Kiel", days: 1 }, "inv-refresh-1"))
       expect(refreshed.status).toBe(200)
       expect(refreshed.body).toMatchObject({ outcome: "done", invocationId: "inv-refresh-1", instanceId: w.instanceId, revision: 2 })
-      expect(refreshed.body.result).toMatchObject({
-        harbour: "Kiel",
-        rows: [
-          { day: 1, time: "00:47", height: 1.8, kind: "high" },
-          { day: 1, time: "06:10", height: 0.4, kind: "low" },
-          { day: 1, time: "12:22", height: 1.9, kind: "high" },
-          { day: 1, time: "18:35", height: 0.5, kind: "low" }
-        ]
+      expect(refreshed.body.result).toEqual({
+        text: "day 1 00:47 high 1.8 m\nday 1 06:10 low 0.4 m\nday 1 12:22 high 1.9 m\nday 1 18:35 low 0.5 m",
+        structuredContent: {
+          harbour: "Kiel",
+          rows: [
+            { day: 1, time: "00:47", height: 1.8, kind: "high" },
+            { day: 1, time: "06:10", height: 0.4, kind: "low" },
+            { day: 1, time: "12:22", height: 1.9, kind: "high" },
+            { day: 1, time: "18:35", height: 0.5, kind: "low" }
+          ]
+        }
       })
       // The same invocation id again: the stored answer, nothing sent twice, the revision unchanged.
       const repeated = yield* press(id, w.instanceId, pressOf(placed, "refresh", { harbour: "Kiel", days: 1 }, "inv-refresh-1"))
