@@ -11,7 +11,6 @@ import { makeId } from "../../../services/common/Ids.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
-import { PackageRecords } from "../../../services/node/PackageRecords.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
 import { admit, notNewer, pastClockBound, PlayerState, shapeProblem, type Window } from "../../../services/node/PressRules.js"
 import { Transactions } from "../../../services/node/Transactions.js"
@@ -33,6 +32,7 @@ import { type ActionAnswer, type PressAnswer, WidgetPresses } from "../../../ser
 import * as InputChecks from "../packages/InputChecks.js"
 import { agentRequest } from "./AgentPress.js"
 import { callOutcome } from "./CallOutcome.js"
+import * as InstalledCache from "./InstalledCache.js"
 
 type Outcome = Either.Either<ActionAnswer, PressFailed>
 
@@ -71,7 +71,7 @@ const stored = (outcome: Outcome): StoredAnswer =>
 export const make = Effect.gen(function*() {
   const instances = yield* WidgetInstances
   const log = yield* WidgetPressLog
-  const records = yield* PackageRecords
+  const installedRecord = yield* InstalledCache.make
   const tools = yield* PackageTools
   const jobs = yield* Jobs
   const engine = yield* TurnEngine
@@ -107,7 +107,7 @@ export const make = Effect.gen(function*() {
   const installed = (instance: WidgetInstance) =>
     Effect.gen(function*() {
       if (instance.packageId === hostPackageId) return undefined
-      const pkg = yield* records.installedOne(instance.packageId)
+      const pkg = yield* installedRecord(instance.packageId)
       if (Option.isNone(pkg) || pkg.value.contentDigest !== instance.contentDigest || pkg.value.version !== instance.version) {
         return yield* new WidgetNotInstalled({ packageId: instance.packageId })
       }
