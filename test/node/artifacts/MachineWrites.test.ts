@@ -13,7 +13,7 @@ import { AuditLog } from "../../../services/node/AuditLog.js"
 import { type Clearance, MachineFileWrites, type WriteRequest } from "../../../services/node/MachineFileWrites.js"
 import { TaskApprovals } from "../../../services/node/TaskApprovals.js"
 import { WidgetInstances } from "../../../services/node/WidgetInstances.js"
-import { conversation, query } from "../../support/NodeFixtures.js"
+import { conversation, query, typedClient, wire } from "../../support/NodeFixtures.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 
@@ -150,7 +150,14 @@ describe("machine-surface widget file writes", () => {
       expect(asked.body).toEqual({ outcome: "approval-required", approvalRequired: { approvalId: expect.any(String) } })
       const approvalId = asked.body.approvalRequired.approvalId
       expect(yield* filesOf(id)).toEqual([])
-      expect((yield* cli("POST", w.files, { mimeType: "text/plain", name: "notes.txt" })).body.approvalRequired.approvalId).toBe(approvalId)
+      // The contract's 202: the typed client of the command-line api reads the same card.
+      const typed = yield* typedClient("cli-api")
+      const again = yield* wire(typed.widgetArtifacts.create({
+        path: { id, instanceId: w.instanceId },
+        payload: { mimeType: "text/plain", name: "notes.txt" },
+        withResponse: true
+      }))
+      expect(again).toEqual({ status: 202, body: { outcome: "approval-required", approvalRequired: { approvalId } } })
 
       const shown = yield* card(approvalId)
       expect(shown).toMatchObject({ taskId: w.instanceId, conversationId: id, origin: "cli-api", tool: "artifacts.create", risk: "local-write" })
@@ -192,9 +199,9 @@ describe("machine-surface widget file writes", () => {
       const late = yield* cli("POST", `${file}/chunks`, { offset: 7, contentBase64: b64("x") })
       expect([late.status, late.body.reason]).toEqual([400, "finalized"])
       // Approving one create approved nothing else.
-      const again = yield* cli("POST", w.files, { mimeType: "text/plain", name: "notes.txt" })
-      expect(again.status).toBe(202)
-      expect(again.body.approvalRequired.approvalId).not.toBe(approvalId)
+      const another = yield* cli("POST", w.files, { mimeType: "text/plain", name: "notes.txt" })
+      expect(another.status).toBe(202)
+      expect(another.body.approvalRequired.approvalId).not.toBe(approvalId)
       // Attach asks with its own card for that file; after approval it runs once.
       const attach = yield* cli("POST", `${file}/attach`, { name: "n.txt" })
       expect(attach.status).toBe(202)
@@ -266,9 +273,17 @@ describe("machine-surface widget file writes", () => {
           expect(new Set(ids).size).toBe(8)
           const ninth = yield* nine(w, 9)
           expect([ninth.status, ninth.body.code]).toEqual([429, "APPROVALS_PENDING"])
+          // Declared by the contract: the typed client decodes it as the route's refusal.
+          const typed = yield* typedClient("cli-api")
+          const refused = yield* wire(typed.widgetArtifacts.create({
+            path: { id, instanceId: w.instanceId },
+            payload: { mimeType: "text/plain", name: "n9.txt" },
+            withResponse: true
+          }))
+          expect([refused.status, refused.body.code]).toEqual([429, "APPROVALS_PENDING"])
           const waiting = (yield* Effect.flatMap(service(TaskApprovals), (a) => a.waiting)).filter((a) => a.conversationId === id)
           expect(waiting).toHaveLength(8)
-          expect((yield* audited("artifact.write-refused")).map((r) => r.detail?.reason)).toEqual(["approvals-pending"])
+          expect((yield* audited("artifact.write-refused")).map((r) => r.detail?.reason)).toEqual(["approvals-pending", "approvals-pending"])
           // Asking again for one of the eight is not a new card.
           expect((yield* nine(w, 3)).body.approvalRequired.approvalId).toBe(ids[2])
           // Counted per conversation, and per surface.
