@@ -323,6 +323,30 @@ describe("machine-surface widget file writes", () => {
       )
     }))
 
+  it.scoped("identical asks at once make one card; a denied card writes nothing and the next ask is a new card", () =>
+    withNode(Effect.gen(function*() {
+      const id = yield* conversation
+      const w = yield* widget(id)
+      yield* askFirst
+      const both = yield* Effect.all(
+        [cli("POST", w.files, { mimeType: "image/png" }), cli("POST", w.files, { mimeType: "image/png" })],
+        { concurrency: 2 }
+      )
+      expect(both.map((r) => r.status)).toEqual([202, 202])
+      const approvalId = both[0].body.approvalRequired.approvalId
+      expect(both[1].body.approvalRequired.approvalId).toBe(approvalId)
+      const waiting = (yield* Effect.flatMap(service(TaskApprovals), (a) => a.waiting)).filter((a) => a.conversationId === id)
+      expect(waiting.map((a) => a.approvalId)).toEqual([approvalId])
+      const denied = yield* decide(approvalId, "denied")
+      expect([denied.status, denied.body.redispatched]).toEqual([200, false])
+      const next = yield* cli("POST", w.files, { mimeType: "image/png" })
+      expect(next.status).toBe(202)
+      expect(next.body.approvalRequired.approvalId).not.toBe(approvalId)
+      expect(yield* filesOf(id)).toEqual([])
+      // Deciding it again is refused as for any task approval.
+      expect((yield* decide(approvalId, "granted")).body.code).toBe("APPROVAL_ALREADY_DECIDED")
+    })))
+
   it.scoped("over the relay only the asking connection holds the write right; over MCP any client does", () =>
     withNode(Effect.gen(function*() {
       const id = yield* conversation
