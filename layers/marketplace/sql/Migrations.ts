@@ -9,6 +9,7 @@ import rateLimits from "./migrations/0007_rate_limits.js"
 import searchTerms from "./migrations/0008_search_terms.js"
 import searchPrefixes from "./migrations/0009_search_prefixes.js"
 import submissions from "./migrations/0010_submissions.js"
+import publishers from "./migrations/0011_publishers.js"
 import pagesCredentialsAudit from "./migrations/0012_pages_credentials_audit.js"
 
 // 0006 is not used: the search table was written as 0006 beside 0007 and landed after it, so it is 0008 (the
@@ -23,6 +24,7 @@ export const loader = Migrator.fromRecord({
   "0008_search_terms": searchTerms,
   "0009_search_prefixes": searchPrefixes,
   "0010_submissions": submissions,
+  "0011_publishers": publishers,
   "0012_pages_credentials_audit": pagesCredentialsAudit
 })
 
