@@ -134,7 +134,7 @@ export const checkWellKnown = (options: WellKnownOptions) => (homepage: URL, tok
         return yield* failed(`${url.href} does not hold the token on a line of its own`)
       }
       if (redirects === maxRedirects) return yield* failed(`more than ${maxRedirects} redirects from ${wellKnownUrl(homepage).href}`)
-      const next = URL.canParse(answer.location, url) ? new URL(answer.location, url) : undefined
+      const next = URL.canParse(answer.location, url.href) ? new URL(answer.location, url) : undefined
       if (next === undefined) return yield* failed(`${url.href} redirected to an unreadable Location`)
       if (next.hostname !== homepage.hostname) {
         return yield* failed(`${url.href} redirected to another host (${next.hostname}); the file must be served by ${homepage.hostname}`)

@@ -152,7 +152,8 @@ export const make = Effect.gen(function*() {
       if (inserted.length === 0) return yield* new PublisherExists({ slug: input.slug })
       yield* sql`INSERT INTO publisher_members (publisher_id, user_id, role, created_at)
         VALUES (${inserted[0]!.id}, ${actor.userId}, 'owner', ${now})`
-      const publisher = yield* reload(input.slug, actor)
+      // Inserted in this transaction: it is there.
+      const publisher = yield* Effect.catchTag(reload(input.slug, actor), "PublisherNotFound", Effect.die)
       yield* record(actor, "publisher.create", input.slug, null, auditState(publisher))
       return publisher
     }))

@@ -192,7 +192,7 @@ describe.each(dialects)("publishers on %s", (dialect) => {
     const refused = await annRw()("POST", "/publishers/acme/verification", { method: "well-known" })
     expectError(refused, 409, "conflict")
     expect(refused.body.error.details).toEqual({ method: "well-known", problem: expect.stringContaining("does not hold the token") })
-    expect((await stored("acme"))[0]).toMatchObject({ verified_at: null })
+    expect((await stored("acme"))[0]).toMatchObject({ verifiedAt: null })
 
     homepage.answer("acme.test", file, { kind: "file", body: `${challenge.body.token}\n` })
     const verified = await annRw()("POST", "/publishers/acme/verification", { method: "well-known" })
