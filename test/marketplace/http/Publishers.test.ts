@@ -176,6 +176,40 @@ describe.each(dialects)("publishers on %s", (dialect) => {
     ])
   })
 
+  it("of two owners demoting each other at once, exactly one succeeds: the publisher keeps an owner", async () => {
+    await annRw()("POST", "/publishers", { slug: "duo", name: "Duo" })
+    await annRw()("POST", "/publishers/duo/members", { email: "bob@acme.test", role: "owner" })
+    for (let round = 0; round < 3; round++) {
+      const [first, second] = await Promise.all([
+        annRw()("POST", "/publishers/duo/members", { email: "bob@acme.test", role: "member" }),
+        bobRw()("POST", "/publishers/duo/members", { email: "ann@acme.test", role: "member" })
+      ])
+      // The loser ran after the winner's commit (the row lock), found itself a member and did no owner's part.
+      expect([first.status, second.status].sort()).toEqual([200, 403])
+      const members = await server.query(rows("publisher_members", "publisher_id = (SELECT id FROM publishers WHERE slug = 'duo')"))
+      expect(members.filter((member) => member.role === "owner")).toHaveLength(1)
+      // Back to two owners for the next round, by the one still owning it.
+      const owner = first.status === 200 ? annRw() : bobRw()
+      const demoted = first.status === 200 ? "bob@acme.test" : "ann@acme.test"
+      expect((await owner("POST", "/publishers/duo/members", { email: demoted, role: "owner" })).status).toBe(200)
+    }
+  })
+
+  it("refuses hostile bodies and paths with 400 in the envelope, never a 500", async () => {
+    expectError(await annRw()("POST", "/publishers/acme/verification", { method: "ftp" }), 400, "validation_failed")
+    expectError(await annRw()("POST", "/publishers/acme/members", { email: "ann@acme.test", role: "admin" }), 400, "validation_failed")
+    expectError(await annRw()("PATCH", "/publishers/acme", { homepage: `https://${"a".repeat(300)}.test/` }), 400, "validation_failed")
+    expectError(await annRw()("POST", "/publishers/acme/claims", { packageName: "../../etc/passwd" }), 400, "validation_failed")
+    expectError(await annRw()("DELETE", "/publishers/acme/members/usr%20x"), 400, "validation_failed")
+    expectError(await annRw()("GET", "/publishers/NOT_A_SLUG"), 400, "validation_failed")
+    const unreadable = await call(server, {
+      method: "POST",
+      path: "/api/v1/publishers",
+      headers: { ...bearer(ann.account.tokens.rw!), "content-type": "application/json" }
+    })
+    expect(unreadable.status).toBe(400)
+  })
+
   it("verifies the homepage by its well-known file, refusing until the file holds the token", async () => {
     expectError(await annRw()("POST", "/publishers/acme/verification", { method: "well-known" }), 409, "conflict")
     const challenge = await annRw()("POST", "/publishers/acme/verification/challenge")
