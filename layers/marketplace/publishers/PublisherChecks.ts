@@ -6,7 +6,6 @@
 import type { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, ConfigError, Duration, Effect, Either, Layer, Option, Schema } from "effect"
-import * as dns from "node:dns"
 import * as Fetch from "../../registry/Fetch.js"
 import { isNpmName, packumentPath } from "../../registry/Packument.js"
 import {
@@ -19,23 +18,10 @@ import {
   VerificationFailed
 } from "../../../services/marketplace/Publishers.js"
 import { RegistryUnavailable } from "../../../services/registry/RegistryErrors.js"
-import { checkTimeout, checkWellKnown, type PublisherResolver, type WellKnownOptions } from "./WellKnown.js"
+import { PublisherResolver, layerSystem } from "./Resolver.js"
+import { checkTimeout, checkWellKnown, type WellKnownOptions } from "./WellKnown.js"
 
-/** The system's resolver: getaddrinfo for addresses (as Node dials), DNS for TXT records. */
-export const systemResolver: PublisherResolver = {
-  lookup: (hostname) =>
-    Effect.tryPromise({
-      try: () => dns.promises.lookup(hostname, { all: true, verbatim: true }),
-      catch: (error) => String((error as NodeJS.ErrnoException).code ?? "EAI_FAIL")
-    }).pipe(Effect.map((answers) => answers.map((answer) => ({ address: answer.address, family: answer.family === 6 ? 6 as const : 4 as const })))),
-  txt: (name) =>
-    Effect.tryPromise({
-      try: () => dns.promises.resolveTxt(name),
-      catch: (error) => String((error as NodeJS.ErrnoException).code ?? "ESERVFAIL")
-    })
-}
-
-export const checkDns = (resolver: PublisherResolver, timeout: Duration.DurationInput = checkTimeout) =>
+export const checkDns = (resolver: PublisherResolver["Type"], timeout: Duration.DurationInput = checkTimeout) =>
 (homepage: URL, token: string) => {
   const name = dnsName(homepage)
   const failed = (problem: string) => new VerificationFailed({ method: "dns", problem })
@@ -120,23 +106,27 @@ const registryUrlConfig: Config.Config<Option.Option<URL>> = Config.option(
   )
 )
 
-export interface ChecksOptions extends WellKnownOptions {
+export interface ChecksOptions extends Omit<WellKnownOptions, "resolver"> {
   readonly registryUrl: Option.Option<URL>
 }
 
-/** The checks with these options, over the given HTTP client (the registry's). */
+/** The checks with these options, over the resolver and HTTP client (the registry's) of the context. */
 export const make = (options: ChecksOptions) =>
-  Effect.map(Effect.context<HttpClient.HttpClient>(), (context) =>
-    PublisherChecks.of({
-      wellKnown: checkWellKnown(options),
-      dns: checkDns(options.resolver, options.timeout),
+  Effect.gen(function*() {
+    const resolver = yield* PublisherResolver
+    const context = yield* Effect.context<HttpClient.HttpClient>()
+    return PublisherChecks.of({
+      wellKnown: checkWellKnown({ ...options, resolver }),
+      dns: checkDns(resolver, options.timeout),
       registry: (packageName) => Effect.provide(registryLookup(options.registryUrl)(packageName), context)
-    }))
+    })
+  })
 
-export const layer = (options: ChecksOptions) =>
+/** Needs the resolver: `Resolver.layerSystem`, or a test's. */
+export const layer = (options: ChecksOptions): Layer.Layer<PublisherChecks, never, PublisherResolver> =>
   Layer.effect(PublisherChecks, make(options)).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /** The checks from the environment: the system resolver, Node's certificate roots, the indexer's registry URL. */
 export const layerFromConfig = Layer.unwrapEffect(
-  Effect.map(Effect.orDie(registryUrlConfig), (registryUrl) => layer({ resolver: systemResolver, registryUrl }))
+  Effect.map(Effect.orDie(registryUrlConfig), (registryUrl) => layer({ registryUrl }).pipe(Layer.provide(layerSystem)))
 )

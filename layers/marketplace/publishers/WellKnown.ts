@@ -12,22 +12,10 @@ import type * as net from "node:net"
 import { isIP } from "node:net"
 import { isPublicAddress } from "../../node/media/Policy.js"
 import { fileHoldsToken, VerificationFailed, wellKnownUrl } from "../../../services/marketplace/Publishers.js"
-
-export interface ResolvedAddress {
-  readonly address: string
-  readonly family: 4 | 6
-}
-
-/** Name resolution for the checks, as a service input so tests script it. */
-export interface PublisherResolver {
-  /** Every address of the name; fails with the resolver's code. */
-  readonly lookup: (hostname: string) => Effect.Effect<ReadonlyArray<ResolvedAddress>, string>
-  /** The TXT records at the name, each as its chunks; fails with the resolver's code (ENOTFOUND, ENODATA). */
-  readonly txt: (name: string) => Effect.Effect<ReadonlyArray<ReadonlyArray<string>>, string>
-}
+import type { PublisherResolver, ResolvedAddress } from "./Resolver.js"
 
 export interface WellKnownOptions {
-  readonly resolver: PublisherResolver
+  readonly resolver: PublisherResolver["Type"]
   /** Trusted certificate authorities replacing Node's (tests pass their self-signed certificate). */
   readonly ca?: string | undefined
   /**

@@ -72,11 +72,10 @@ describe.each(dialects)("publishers on %s", (dialect) => {
 
   beforeAll(async () => {
     const checks = LivePublisherChecks.layer({
-      resolver: homepage.resolver,
       ca: homepage.cert,
       dialVia: homepage.dialLocally,
       registryUrl: Option.some(new URL(registry.url))
-    })
+    }).pipe(Layer.provide(homepage.resolverLayer))
     server = await startMarketplace(dialect, document, {
       setup: Effect.all([ann.setup, bob.setup, eve.setup, gina.setup, root.setup]),
       // The live publishers over checks that reach the local homepage and registry instead of the world.
