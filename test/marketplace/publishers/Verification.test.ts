@@ -62,6 +62,14 @@ describe("the well-known file", () => {
       expect(requestsSince(before)).toEqual([`globex.test ${file}`])
     }))
 
+  it.effect("refuses a redirect down to plain http on the same host without asking it", () =>
+    Effect.gen(function*() {
+      homepage.answer("other.test", file, { kind: "redirect", location: `http://other.test:${homepage.port}${file}` })
+      const before = homepage.requests.length
+      expect(yield* problemOf(check(at("other.test")))).toBe(`http://other.test:${homepage.port}${file} is not https`)
+      expect(requestsSince(before)).toEqual([`other.test ${file}`])
+    }))
+
   it.effect("refuses a file without the token, and a missing file, saying what it found", () =>
     Effect.gen(function*() {
       homepage.answer("other.test", file, { kind: "file", body: `token=${token}` })
@@ -125,6 +133,17 @@ describe("the DNS TXT record", () => {
     Effect.gen(function*() {
       homepage.txt.set("_clark-publisher.acme.test", [["v=spf1 -all"], ["clark-publisher-", "TOKEN123"]])
       yield* dns("acme.test")
+    }))
+
+  it.effect("gives up on a resolver that never answers after 10 seconds (on the test clock)", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(
+        checkDns({ ...homepage.resolver, txt: () => Effect.never })(new URL("https://acme.test/"), token)
+      )
+      yield* TestClock.adjust("9 seconds")
+      expect(fiber.unsafePoll()).toBeNull()
+      yield* TestClock.adjust("1 second")
+      expect(yield* problemOf(Fiber.join(fiber))).toBe("the TXT lookup of _clark-publisher.acme.test did not answer in time")
     }))
 
   it.effect("refuses another value, and a name without records", () =>
