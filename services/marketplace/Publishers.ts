@@ -194,8 +194,12 @@ export const txtHoldsToken = (records: ReadonlyArray<ReadonlyArray<string>>, tok
 
 export const wellKnownPath = "/.well-known/clark-publisher.txt"
 
-/** Where the file is looked for: the homepage's origin, whatever path the homepage has. */
-export const wellKnownUrl = (homepage: URL): URL => new URL(wellKnownPath, homepage.origin)
+/**
+ * Where the file is looked for: https on the homepage's host at the default port, whatever port and path
+ * the homepage names. Only the host's administrator serves port 443; on a shared machine anyone may serve a
+ * high port, and a proof there would hand them the domain (ACME's http-01 fixes its port for the same reason).
+ */
+export const wellKnownUrl = (homepage: URL): URL => new URL(wellKnownPath, `https://${homepage.hostname}`)
 
 /** The TXT record's name: `_clark-publisher.` before the homepage's host. */
 export const dnsName = (homepage: URL): string => `_clark-publisher.${homepage.hostname}`

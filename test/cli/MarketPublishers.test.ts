@@ -73,7 +73,7 @@ describe("clark market publisher", () => {
     const challenge = await mine(["verify", "cli-pub"])
     expect(challenge.code).toBe(0)
     expect(challenge.stdout).toMatch(/^token +clark-publisher-[A-Za-z0-9_-]{32}$/m)
-    expect(challenge.stdout).toContain("https://127.0.0.1:9/.well-known/clark-publisher.txt")
+    expect(challenge.stdout).toContain("https://127.0.0.1/.well-known/clark-publisher.txt")
     expect(challenge.stdout).toContain("_clark-publisher.127.0.0.1")
     const refused = await mine(["verify", "cli-pub", "--method", "well-known"])
     expectFailure(refused, "conflict")

@@ -96,9 +96,9 @@ describe("what proves a token", () => {
     expect(txtHoldsToken(records, token)).toBe(expected)
   })
 
-  it("looks at the homepage's origin and host, whatever its path", () => {
+  it("looks at port 443 of the homepage's host, whatever its port and path", () => {
     const homepage = new URL("https://www.acme.test:8443/about/us?x=1")
-    expect(wellKnownUrl(homepage).href).toBe("https://www.acme.test:8443/.well-known/clark-publisher.txt")
+    expect(wellKnownUrl(homepage).href).toBe("https://www.acme.test/.well-known/clark-publisher.txt")
     expect(dnsName(homepage)).toBe("_clark-publisher.www.acme.test")
   })
 })

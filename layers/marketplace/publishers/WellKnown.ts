@@ -4,7 +4,7 @@
  * connection's own `lookup` so a name cannot change its answer between the check and the connect; a host
  * written as an address checked as written; redirects followed by hand, at most 3, and only on the same
  * host (a redirect elsewhere would let any site that redirects prove any domain); the body read up to 4 KiB
- * and the connection dropped beyond; 10 seconds for the whole check.
+ * and the connection dropped beyond; 10 seconds for the whole check. Always port 443 (see `wellKnownUrl`).
  */
 import { Duration, Effect, Either, Exit } from "effect"
 import * as https from "node:https"
@@ -23,6 +23,8 @@ export interface WellKnownOptions {
    * public host. The address is checked before this mapping. Never set in production.
    */
   readonly dialVia?: ((allowed: ResolvedAddress) => ResolvedAddress) | undefined
+  /** Tests only: the port really dialled instead of 443 (a local server cannot listen there). */
+  readonly dialPort?: number | undefined
   readonly timeout?: Duration.DurationInput | undefined
 }
 
@@ -67,6 +69,7 @@ const hop = (url: URL, options: WellKnownOptions): Effect.Effect<Hop, Verificati
       method: "GET",
       agent: false,
       lookup: lookupWith(options),
+      ...(options.dialPort === undefined ? {} : { port: options.dialPort }),
       ...(options.ca === undefined ? {} : { ca: options.ca }),
       headers: { accept: "text/plain", "accept-encoding": "identity", "user-agent": "clark-marketplace (publisher verification)" }
     })
@@ -124,8 +127,8 @@ export const checkWellKnown = (options: WellKnownOptions) => (homepage: URL, tok
       if (redirects === maxRedirects) return yield* failed(`more than ${maxRedirects} redirects from ${wellKnownUrl(homepage).href}`)
       const next = URL.canParse(answer.location, url.href) ? new URL(answer.location, url) : undefined
       if (next === undefined) return yield* failed(`${url.href} redirected to an unreadable Location`)
-      if (next.hostname !== homepage.hostname) {
-        return yield* failed(`${url.href} redirected to another host (${next.hostname}); the file must be served by ${homepage.hostname}`)
+      if (next.hostname !== homepage.hostname || next.port !== "") {
+        return yield* failed(`${url.href} redirected to another host or port (${next.host}); the file must be served by ${homepage.hostname}`)
       }
       url = next
     }

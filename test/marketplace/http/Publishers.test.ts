@@ -68,12 +68,13 @@ afterAll(async () => {
 
 describe.each(dialects)("publishers on %s", (dialect) => {
   let server: RunningMarketplace
-  const acmeHome = () => `https://acme.test:${homepage.port}/`
+  const acmeHome = () => "https://acme.test/"
 
   beforeAll(async () => {
     const checks = LivePublisherChecks.layer({
       ca: homepage.cert,
       dialVia: homepage.dialLocally,
+      dialPort: homepage.port,
       registryUrl: Option.some(new URL(registry.url))
     }).pipe(Layer.provide(homepage.resolverLayer))
     server = await startMarketplace(dialect, document, {
@@ -215,7 +216,7 @@ describe.each(dialects)("publishers on %s", (dialect) => {
     expect(challenge.status).toBe(200)
     expect(challenge.body).toEqual({
       token: expect.stringMatching(/^clark-publisher-[A-Za-z0-9_-]{32}$/),
-      wellKnownUrl: `https://acme.test:${homepage.port}${file}`,
+      wellKnownUrl: `https://acme.test${file}`,
       dnsName: "_clark-publisher.acme.test"
     })
     // Asking again gives the same token.
