@@ -26,7 +26,7 @@ const ann = account("ann@acme.test", "user", { rw, read: ["publishers:read"] })
 const bob = account("bob@acme.test", "user", { rw })
 const eve = account("eve@example.com", "user", { rw })
 const gina = account("gina@globex.test", "user", { rw })
-const root = account("root@example.com", "admin", { audit: ["admin"] })
+const root = account("root@example.com", "admin", { audit: ["admin"], rw })
 
 const listed = (name: string) => ({
   name,
@@ -43,7 +43,8 @@ const document: Document = {
     listed("maintained"),
     listed("stranger"),
     listed("unregistered"),
-    { ...listed("tools"), publisher: "globex" }
+    { ...listed("tools"), publisher: "globex" },
+    { ...listed("moving"), publisher: "globex" }
   ]
 }
 
@@ -60,6 +61,7 @@ beforeAll(async () => {
   await publish("maintained", { maintainers: [{ name: "bob", email: "BOB@acme.test" }] })
   await publish("stranger", { maintainers: [{ name: "mallory", email: "mallory@example.com" }] })
   await publish("tools", { maintainers: [{ name: "bob", email: "bob@acme.test" }] })
+  await publish("moving", { manifest: { clark: { manifestVersion: 1, publisher: "acme" } } })
 })
 afterAll(async () => {
   await homepage?.close()
@@ -277,6 +279,31 @@ describe.each(dialects)("publishers on %s", (dialect) => {
 
     const claims = await as(ann.account.tokens.read!)("GET", "/publishers/acme/claims")
     expect(claims.body.items.map((c: any) => [c.packageName, c.evidence])).toEqual([["maintained", "maintainer"], ["notes", "manifest"]])
+  })
+
+  it("moves another publisher's package when the package's manifest names the claimant", async () => {
+    expect(await summary("moving")).toEqual({ slug: "globex", name: "Globex", verified: true })
+    // globex's own owner cannot claim a package whose manifest names acme and whose maintainers are strangers.
+    expectError(await as(gina.account.tokens.rw!)("POST", "/publishers/globex/claims", { packageName: "notes" }), 403, "forbidden")
+    const moved = await annRw()("POST", "/publishers/acme/claims", { packageName: "moving" })
+    expect(moved.status).toBe(201)
+    expect(moved.body.evidence).toBe("manifest")
+    expect(await summary("moving")).toEqual({ slug: "acme", name: "Acme", verified: true })
+    expect((await audit("moving"))[0]).toMatchObject({
+      action: "publisher.claim",
+      before: { publisher: "globex" },
+      after: { publisher: "acme", evidence: "manifest" }
+    })
+  })
+
+  it("lets an admin who is no member read and change a publisher, with no role of its own", async () => {
+    const read = await as(root.account.tokens.rw!)("GET", "/publishers/globex")
+    expect(read.status).toBe(200)
+    expect(read.body).toMatchObject({ slug: "globex", role: null, members: [{ email: "gina@globex.test", role: "owner" }] })
+    const renamed = await as(root.account.tokens.rw!)("PATCH", "/publishers/globex", { name: "Globex Corp" })
+    expect(renamed.body.name).toBe("Globex Corp")
+    expect((await as(root.account.tokens.rw!)("GET", "/publishers")).body.items).toEqual([])
+    expect((await audit("globex"))[0]).toMatchObject({ actorId: root.account.id, action: "publisher.update" })
   })
 
   it("clears the verification when the homepage changes, and verifies again by DNS", async () => {
