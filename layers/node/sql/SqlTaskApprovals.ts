@@ -1,4 +1,7 @@
-/** TaskApprovals on the node's SQLite database; rows decoded with Schemas. */
+/**
+ * TaskApprovals on the node's SQLite database; rows decoded with Schemas. An approval's expiry writes its
+ * notice in the same transaction, as an install approval's does (SqlPackageRecords), so no expiry goes unsaid.
+ */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Schema } from "effect"
 import { RiskClass } from "../../../schema/node/Manifest.js"
@@ -26,6 +29,11 @@ const Row = Schema.Struct({
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 const toApproval = ({ id, ...row }: typeof Row.Type): TaskApproval => ({ approvalId: id, ...row })
 
+/** The notice of an expired task approval: one per approval. */
+export const expiredNoticeId = (approvalId: string) => `ntc_${approvalId}`
+
+const bare = (packageId: string) => packageId.replace(/^@[^/]+\//, "")
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const rows = <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
@@ -42,12 +50,44 @@ export const make = Effect.gen(function*() {
     grantedFor: (conversationId, operationDigest) =>
       first(sql`SELECT * FROM task_approvals WHERE status = 'granted' AND conversation_id = ${conversationId}
         AND operation_digest = ${operationDigest} ORDER BY decided_at LIMIT 1`),
+    askAgain: (expiredId, { approvalId, ...approval }) =>
+      Effect.gen(function*() {
+        // The claim: the expired approval's notice takes the new id once; a second press finds it taken.
+        const claimed = yield* sql`UPDATE notices SET data = json_set(data, '$.askedAgainAs', ${approvalId})
+          WHERE id = ${expiredNoticeId(expiredId)} AND json_extract(data, '$.askedAgainAs') IS NULL RETURNING id`
+        if (claimed.length !== 1) return false
+        const row = yield* Schema.encode(Row)({ id: approvalId, ...approval })
+        yield* sql`INSERT INTO task_approvals ${sql.insert(row)}`
+        return true
+      }).pipe(sql.withTransaction, Effect.orDie),
     transition: (approvalId, from, to, at) =>
-      sql`UPDATE task_approvals SET status = ${to}, decided_at = COALESCE(decided_at, ${at})
-        WHERE id = ${approvalId} AND ${sql.in("status", from)} RETURNING id`.pipe(
-        Effect.map((changed) => changed.length === 1),
-        Effect.orDie
-      ),
+      Effect.gen(function*() {
+        const changed = yield* sql`UPDATE task_approvals SET status = ${to}, decided_at = COALESCE(decided_at, ${at})
+          WHERE id = ${approvalId} AND ${sql.in("status", from)} RETURNING *`.pipe(Effect.flatMap(decodeRows))
+        const approval = changed[0]
+        if (approval === undefined) return false
+        if (to === "expired") {
+          yield* sql`INSERT INTO notices ${
+            sql.insert({
+              id: expiredNoticeId(approvalId),
+              kind: "task-approval-expired",
+              conversationId: approval.conversationId,
+              subjectId: approvalId,
+              data: JSON.stringify({
+                taskId: approval.taskId,
+                packageId: approval.packageId,
+                packageDigest: approval.packageDigest,
+                tool: approval.tool,
+                origin: approval.origin,
+                summary: `${bare(approval.packageId)} · ${approval.tool}`
+              }),
+              state: "unread",
+              createdAt: at
+            })
+          } ON CONFLICT (id) DO NOTHING`
+        }
+        return true
+      }).pipe(sql.withTransaction, Effect.orDie),
     continued: (approvalId, taskId) =>
       sql`UPDATE task_approvals SET continued_as = ${taskId} WHERE id = ${approvalId}`.pipe(Effect.asVoid, Effect.orDie),
     list: (limit) => rows(sql`SELECT * FROM task_approvals ORDER BY requested_at DESC, id DESC LIMIT ${limit}`)
