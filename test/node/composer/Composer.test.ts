@@ -191,7 +191,7 @@ describe("MCP services after `@`", () => {
       const row = {
         kind: "mcp-service",
         label: "@clark-examples/notes-service",
-        ref: { kind: "mcp-service", id: "@clark-examples/notes-service", label: "@clark-examples/notes-service" }
+        ref: { kind: "mcp-service" as const, id: "@clark-examples/notes-service", label: "@clark-examples/notes-service" }
       }
       expect((yield* suggest("@", "notes")).suggestions).toEqual([row])
       // The theme and skill package runs no service: never an MCP service row.

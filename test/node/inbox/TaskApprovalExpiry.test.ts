@@ -135,7 +135,7 @@ describe("expired task approvals in the inbox", () => {
       expect(actionsOf(notice)[0]).toBe("ask-again:package-gone")
       expect(yield* act(notice.noticeId, "ask-again")).toMatchObject({
         status: 409,
-        body: { code: "ACTION_UNAVAILABLE", reason: "package-gone" }
+        body: { code: "ACTION_UNAVAILABLE", action: "ask-again", unavailable: "package-gone" }
       })
       expect(approvalRows(node.dataDir).filter((r) => r.status === "asked")).toEqual([])
     })))
