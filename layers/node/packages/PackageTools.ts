@@ -32,7 +32,7 @@ import {
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { type ServiceCallError, ServiceRuntime, type ServiceToolResult } from "../../../services/node/ServiceRuntime.js"
 import { type TaskApproval, TaskApprovals } from "../../../services/node/TaskApprovals.js"
-import * as ApprovalExpiries from "./ApprovalExpiries.js"
+import * as AskAgain from "./AskAgain.js"
 import * as InputChecks from "./InputChecks.js"
 import { modelOutput } from "./ToolOutput.js"
 
@@ -98,7 +98,7 @@ export const make = (options: Options = {}) =>
     const used = yield* Ref.make(false)
     const catalogue = yield* SynchronizedRef.make<Catalogue | undefined>(undefined)
     const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))
-    const expiries = yield* ApprovalExpiries.make({ approvals, records, audit, approvalTtl })
+    const again = AskAgain.make({ approvals, records, audit, approvalTtl })
 
     /** Read again only after an install: a turn's start reads no table for its tools. */
     const current = SynchronizedRef.modifyEffect(catalogue, (cached) =>
@@ -193,7 +193,6 @@ export const make = (options: Options = {}) =>
           continuedAs: null
         }
         yield* approvals.insert(approval)
-        yield* expiries.schedule(approval)
         yield* record(context, "task-approval-asked", entry, { approvalId, operationDigest: digest })
         return refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
       })
@@ -331,7 +330,6 @@ export const make = (options: Options = {}) =>
           return yield* new ApprovalExpired({ approvalId })
         }
         const moved = yield* approvals.transition(approvalId, ["asked"], decision, at)
-        if (moved) yield* expiries.decided(approvalId)
         if (!moved) {
           const now = Option.getOrElse(yield* approvals.get(approvalId), () => approval)
           return yield* now.status === "expired"
@@ -348,7 +346,7 @@ export const make = (options: Options = {}) =>
       })
 
     return PackageTools.of({
-      askAgain: expiries.askAgain,
+      askAgain: again.askAgain,
       offered: Effect.map(current, (c) => c.offered),
       lookup: (name) => Effect.map(current, (c) => Option.map(Option.fromNullable(c.byName.get(name)), (e) => e.offered)),
       call,
@@ -359,4 +357,4 @@ export const make = (options: Options = {}) =>
   })
 
 export const layer = (options: Options = {}) =>
-  Layer.scoped(PackageTools, make(options))
+  Layer.effect(PackageTools, make(options))

@@ -12,7 +12,7 @@ import * as path from "node:path"
 import type { ScriptInput } from "../../../layers/node/model/Scripted.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
-import { conversation, query, send } from "../../support/NodeFixtures.js"
+import { conversation, eventually, query, send } from "../../support/NodeFixtures.js"
 import { install, probeCopy, probeTool, setPreference } from "../tools/Fixtures.js"
 import { act, auditOf, inbox } from "./Support.js"
 
@@ -22,7 +22,8 @@ const script: ScriptInput = {
   ]
 }
 
-const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, NodeServer.layer({ script }))
+const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>, dataDir?: string) =>
+  Effect.provide(effect, NodeServer.layer({ script, ...(dataDir === undefined ? {} : { dataDir }) }))
 
 const actionsOf = (notice: { readonly actions: ReadonlyArray<{ readonly action: string; readonly unavailable?: string | undefined }> }) =>
   notice.actions.map((a) => (a.unavailable === undefined ? a.action : `${a.action}:${a.unavailable}`))
@@ -139,4 +140,23 @@ describe("expired task approvals in the inbox", () => {
       })
       expect(approvalRows(node.dataDir).filter((r) => r.status === "asked")).toEqual([])
     })))
+
+  it.scoped("an approval that fell due while the node was down expires at the next start, with its notice", () =>
+    Effect.gen(function*() {
+      const dataDir = NodeServer.makeDataDir()
+      const { approval } = yield* withNode(asked, dataDir)
+      yield* TestClock.adjust(Duration.hours(2))
+      yield* withNode(
+        Effect.gen(function*() {
+          const page = yield* eventually(inbox(), (p) => p.notices.some((n) => n.kind === "task-approval-expired"), "the notice")
+          expect(page.waiting).toEqual([])
+          expect(page.notices.find((n) => n.kind === "task-approval-expired")).toMatchObject({
+            noticeId: `ntc_${approval.approvalId}`,
+            taskId: approval.taskId
+          })
+          expect(approvalRows(dataDir).map((r) => r.status)).toEqual(["expired"])
+        }),
+        dataDir
+      )
+    }))
 })
