@@ -184,7 +184,8 @@ export const make = Effect.gen(function*() {
       origin: a.origin,
       operationDigest: a.operationDigest,
       requestedAt: a.requestedAt,
-      expiresAt: a.expiresAt
+      expiresAt: a.expiresAt,
+      input: a.input
     }))
     const effects = (yield* ledger.unknownEffects).map((e): WaitingItem => ({
       kind: "unknown-effect",

@@ -10,6 +10,8 @@ import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as WidgetPlacementLive from "../../layers/node/widgets/Placement.js"
+import * as OfferedActionsLive from "../../layers/node/widgets/OfferedActions.js"
+import * as JobApprovalsLive from "../../layers/node/jobs/JobApprovals.js"
 import * as WidgetPressesLive from "../../layers/node/widgets/Presses.js"
 import * as WidgetViewsLive from "../../layers/node/widgets/Views.js"
 import * as SqlWidgetPressLog from "../../layers/node/sql/SqlWidgetPressLog.js"
@@ -58,6 +60,7 @@ import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { WidgetsLive } from "./handlers/Widgets.js"
+import { OfferedActionsLive as OfferedActionsHandlers } from "./handlers/OfferedActions.js"
 import { WorkLive } from "./handlers/Work.js"
 import { InboxLive } from "./handlers/Inbox.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
@@ -193,7 +196,7 @@ export const ServicesLive = (options: NodeOptions) => {
         running: Effect.flatMap(service, (runtime) => runtime.running)
       })
   ).pipe(Layer.provide(credentials))
-  const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer).pipe(
+  const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer, OfferedActionsLive.layer).pipe(
     Layer.provideMerge(runtime),
     Layer.provide(stores)
   )
@@ -220,7 +223,12 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provide(core)
   )
   // Presses start turns, call package tools and start jobs: built on the same engine and tools as everything else.
-  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(Layer.provide(jobs), Layer.provide(core))
+  // A job press the execution policy asks about waits for its card (JobApprovals), which the decide route settles.
+  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(
+    Layer.provideMerge(JobApprovalsLive.layer),
+    Layer.provide(jobs),
+    Layer.provide(core)
+  )
   return Layer.mergeAll(core, deletions, widgets, jobs)
 }
 
@@ -244,6 +252,7 @@ export const ApiLive = (
       DeletionLive,
       AppIntentsLive,
       WidgetsLive,
+      OfferedActionsHandlers,
       ComposerLive,
       PendingGroupsLive
     ]),

@@ -5,10 +5,12 @@
  * rate, input), none of which changes anything; only then the invocation id is claimed and the call made.
  */
 import { Clock, Deferred, Effect, Either, HashMap, Layer, Option, ParseResult, Ref, Schema } from "effect"
+import type { RiskClass } from "../../../schema/node/Manifest.js"
 import type { Caller } from "../../../schema/node/Security.js"
 import { type ActionPress, viewStateVariant } from "../../../schema/node/Widget.js"
 import { makeId } from "../../../services/common/Ids.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
+import { JobApprovals } from "../../../services/node/JobApprovals.js"
 import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { PackageRecords } from "../../../services/node/PackageRecords.js"
@@ -65,6 +67,7 @@ export const make = Effect.gen(function*() {
   const records = yield* PackageRecords
   const tools = yield* PackageTools
   const jobs = yield* Jobs
+  const jobApprovals = yield* JobApprovals
   const engine = yield* TurnEngine
   const store = yield* ConversationStore
   const audit = yield* AuditLog
@@ -244,10 +247,11 @@ export const make = Effect.gen(function*() {
     caller: Caller,
     instance: WidgetInstance,
     binding: Extract<WidgetBinding, { kind: "tool" }>,
-    press: ActionPress
+    press: ActionPress,
+    about: { readonly risk: RiskClass; readonly packageDigest: string }
   ) =>
     Effect.gen(function*() {
-      const started = yield* Effect.either(jobs.start({
+      const start = {
         conversationId: instance.conversationId,
         instanceId: instance.instanceId,
         bindingId: binding.id,
@@ -256,7 +260,31 @@ export const make = Effect.gen(function*() {
         tool: binding.tool,
         input: (press.input ?? {}) as Readonly<Record<string, unknown>>,
         origin: caller.surface
-      }))
+      }
+      // The execution policy first: a deny rule refuses, an asking mode leaves a card and starts nothing yet.
+      const gateTask = yield* makeId("task")
+      const gate = yield* jobApprovals.gate(start, { taskId: gateTask, ...about })
+      if (gate._tag === "Deny") {
+        return Either.left(
+          new PressFailed({
+            failure: "policy-refused",
+            outcome: "refused",
+            mayHaveRun: false,
+            recorded: false,
+            workflow: [{ step: "policy", status: "failed", code: "POLICY_REFUSED" }]
+          })
+        ) satisfies Outcome
+      }
+      if (gate._tag === "Asked") {
+        yield* recordPress(caller, instance, binding, press, gateTask, { approvalRequired: { approvalId: gate.approvalId } }, "failed")
+        return Either.right({
+          outcome: "approval-required" as const,
+          invocationId: press.invocationId,
+          approvalRequired: { approvalId: gate.approvalId },
+          taskId: gateTask
+        }) satisfies Outcome
+      }
+      const started = yield* Effect.either(jobs.start(start))
       if (Either.isLeft(started)) {
         return Either.left(
           new PressFailed({
@@ -362,8 +390,8 @@ export const make = Effect.gen(function*() {
           if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
         }
         yield* rate(instance, binding)
-        const run = tool !== undefined && isJobTool(tool)
-          ? pressJob(caller, instance, binding, press)
+        const run = tool !== undefined && isJobTool(tool) && pkg !== undefined
+          ? pressJob(caller, instance, binding, press, { risk: tool.risk, packageDigest: pkg.digest })
           : pressTool(caller, instance, binding, press)
         return yield* once(caller, instance, press, run)
       }

@@ -3,7 +3,7 @@
  * turns' tasks (background work on this node, docs/decisions.md "Background work"); retry and cancel act on them.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
 import { Activity } from "../../../services/node/Activity.js"
@@ -13,6 +13,7 @@ import { Ledger } from "../../../services/node/Ledger.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import { wire } from "../http/Errors.js"
+import { decidedWidgetCard } from "./OfferedActions.js"
 
 export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
   Effect.gen(function*() {
@@ -22,6 +23,7 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     const activity = yield* Activity
     const engine = yield* TurnEngine
     const work = yield* BackgroundWork
+    const widgetCard = yield* decidedWidgetCard
 
     return handlers
       .handle("list", ({ urlParams }) =>
@@ -70,6 +72,11 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
       .handle("decideTaskApproval", ({ path, payload }) =>
         Effect.gen(function*() {
           const approval = yield* tools.decide(path.taskId, path.approvalId, payload.decision, payload.digest)
+          // A widget's card (an offered action, a job press) is settled by its own module, never continued as a turn.
+          const card = yield* widgetCard(approval, payload.shownInstanceIds)
+          if (Option.isSome(card)) {
+            return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false, ...card.value }
+          }
           if (approval.status !== "granted") {
             return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false }
           }

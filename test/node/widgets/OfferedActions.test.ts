@@ -1,0 +1,287 @@
+/**
+ * Offered actions (actions.perform@1) on the real node: a scripted turn asks the probe's placed widget to perform
+ * `highlight` through `perform_widget_action`; the test plays the app, reading the handed-over request and
+ * reporting what the widget did. Every rule: not offered, 1,200 / 1,201 characters, deny rules, the approval card
+ * (the same card twice, the 9th card), approval from the inbox or another page (approved, not performed, nothing
+ * sent), approval from the widget's page (performed), refuse vs error (an unknown effect, never retried).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import type { ScriptInput } from "../../../layers/node/model/Scripted.js"
+import * as NodeServer from "../../support/NodeServer.js"
+import { type As, TestNode } from "../../support/NodeServer.js"
+import { conversation, eventually, query, send, typedClient, wire } from "../../support/NodeFixtures.js"
+import { setPreference } from "../tools/Fixtures.js"
+import { install, ledgerRows, place, probeId, script, widgetProbe } from "./Fixtures.js"
+
+const offerScript: ScriptInput = {
+  rules: [
+    ...(script.rules ?? []),
+    { match: "^perform", steps: [{ toolFromText: "perform_widget_action" }], after: [{ delta: "Asked the widget." }] }
+  ]
+}
+
+const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, NodeServer.layer({ script: offerScript }))
+
+const setup = Effect.gen(function*() {
+  yield* install(widgetProbe())
+  const id = yield* conversation
+  const placed = yield* place(id)
+  return { id, instanceId: placed.instanceId as string }
+})
+
+/** A turn asking for the action; answers the tool's output (what the model read). */
+const perform = (id: string, body: unknown, as: As = "person") =>
+  Effect.map(send(id, { text: `perform ${JSON.stringify(body)}` }, as), (response) => {
+    const reply = response.body.timeline.entries.find((e: any) => e.role === "assistant")
+    return reply.blocks.find((b: any) => b.type === "tool" && b.name === "perform_widget_action").output
+  })
+
+const waitingRequests = (id: string, instanceId: string) =>
+  Effect.flatMap(typedClient(), (client) => Effect.orDie(client.offeredActions.waiting({ path: { id, instanceId } })))
+
+const report = (id: string, instanceId: string, requestId: string, payload: any) =>
+  Effect.flatMap(typedClient(), (client) =>
+    Effect.orDie(wire(client.offeredActions.report({ path: { id, instanceId, requestId }, payload, withResponse: true }))))
+
+const decide = (taskId: string, approvalId: string, payload: any) =>
+  Effect.flatMap(typedClient(), (client) =>
+    Effect.orDie(wire(client.work.decideTaskApproval({ path: { taskId, approvalId }, payload, withResponse: true }))))
+
+/** Performs as the person while playing the app: the request is read, then `answer` is reported. */
+const performAnswered = (id: string, instanceId: string, body: unknown, answer: any) =>
+  Effect.gen(function*() {
+    const turn = yield* Effect.fork(perform(id, body))
+    const [request] = yield* eventually(waitingRequests(id, instanceId), (r) => r.requests.length === 1, "the request reaches the app")
+      .pipe(Effect.map((r) => r.requests))
+    const reported = yield* report(id, instanceId, request!.requestId, answer)
+    const output = yield* Fiber.join(turn)
+    return { request: request!, reported, output }
+  })
+
+const askMode = setPreference("execution.machineTurns", "ask")
+
+/** The task of the turn whose card this is (the decide route's path). */
+const taskOf = (dataDir: string, approvalId: string) =>
+  query(dataDir, "SELECT task_id FROM task_approvals WHERE id = ?", approvalId)[0].task_id as string
+
+describe("offered actions performed by a widget", () => {
+  it.scoped("done: the request is handed to the app, recorded in the ledger first, and the result reaches the model as data", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, instanceId } = yield* setup
+      const { output, reported, request } = yield* performAnswered(id, instanceId, { instanceId, action: "highlight", input: { row: 3 } }, {
+        outcome: "done",
+        result: { highlighted: 3 }
+      })
+      expect(request).toMatchObject({ instanceId, action: "highlight", input: { row: 3 }, status: "requested" })
+      expect(reported).toMatchObject({ status: 200, body: { requestId: request.requestId, status: "done", effectId: expect.stringMatching(/^eff_/) } })
+      expect(output).toEqual({ requestId: request.requestId, instanceId, action: "highlight", outcome: "done", result: { highlighted: 3 } })
+      const effects = ledgerRows(node.dataDir)
+      expect(effects).toHaveLength(1)
+      expect(effects[0]).toMatchObject({ status: "answered", risk: "local-write", tool: "probe-panel.highlight", package_id: probeId })
+      expect((yield* waitingRequests(id, instanceId)).requests).toEqual([])
+      // The first answer stands.
+      const again = yield* report(id, instanceId, request.requestId, { outcome: "error" })
+      expect(again).toMatchObject({ status: 409, body: { code: "OFFERED_ACTION_ANSWERED", status: "done" } })
+      const elsewhere = yield* report(id, "wid_none", request.requestId, { outcome: "done" })
+      expect(elsewhere).toMatchObject({ status: 404, body: { code: "INSTANCE_UNKNOWN" } })
+    })))
+
+  it.scoped("refuse(code, why) is a refusal before any change; any other error is an unknown effect the inbox asks about, never retried", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, instanceId } = yield* setup
+      const refused = yield* performAnswered(id, instanceId, { instanceId, action: "highlight", input: { row: 99 } }, {
+        outcome: "refused",
+        code: "NO_SUCH_ROW",
+        why: "There is no row 99."
+      })
+      expect(refused.output).toMatchObject({ outcome: "refused", code: "NO_SUCH_ROW", why: "There is no row 99." })
+      expect(ledgerRows(node.dataDir)[0]).toMatchObject({ status: "answered" })
+      const failed = yield* performAnswered(id, instanceId, { instanceId, action: "highlight", input: { row: 4 } }, { outcome: "error" })
+      expect(failed.output).toMatchObject({ outcome: "unknown-effect", mayHaveRun: true, effectId: expect.stringMatching(/^eff_/) })
+      const effect = ledgerRows(node.dataDir).find((e) => e.id === failed.output.effectId)
+      expect(effect).toMatchObject({ status: "unknown", reason: "tool-failed" })
+      const inbox = yield* Effect.flatMap(typedClient(), (client) => Effect.orDie(client.inbox.inbox({ urlParams: {} })))
+      expect(inbox.waiting).toContainEqual(expect.objectContaining({ kind: "unknown-effect", effectId: failed.output.effectId }))
+      // Never retried: nothing else was handed over, and the two requests are the only ones.
+      expect((yield* waitingRequests(id, instanceId)).requests).toEqual([])
+      expect(query(node.dataDir, "SELECT status FROM offered_actions ORDER BY requested_at").map((r) => r.status)).toEqual(["refused", "unknown"])
+      // A refusal names its code.
+      const bare = yield* Effect.fork(perform(id, { instanceId, action: "highlight", input: { row: 5 } }))
+      const [request] = (yield* eventually(waitingRequests(id, instanceId), (r) => r.requests.length === 1, "the third request")).requests
+      expect(yield* report(id, instanceId, request!.requestId, { outcome: "refused" })).toMatchObject({
+        status: 400,
+        body: { code: "INVALID_INPUT", field: "code" }
+      })
+      yield* report(id, instanceId, request!.requestId, { outcome: "done" })
+      yield* Fiber.join(bare)
+    })))
+
+  it.scoped("refused before anything is sent: an action not offered, a widget not here, 1,201 characters, a deny rule", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, instanceId } = yield* setup
+      expect(yield* perform(id, { instanceId, action: "delete-everything", input: {} })).toMatchObject({ error: "ACTION_NOT_OFFERED" })
+      expect(yield* perform(id, { instanceId: "wid_elsewhere", action: "highlight" })).toMatchObject({ error: "INSTANCE_UNKNOWN" })
+      // 1,201 characters of JSON: a string of 1,199 characters and its two quotes.
+      expect(yield* perform(id, { instanceId, action: "highlight", input: "x".repeat(1199) })).toMatchObject({
+        error: "INVALID_INPUT",
+        reason: "input-too-long",
+        limit: 1200
+      })
+      expect((yield* setPreference("execution.denyRules", [{ package: probeId, tool: "probe-panel.highlight" }])).status).toBe(200)
+      expect(yield* perform(id, { instanceId, action: "highlight", input: {} })).toMatchObject({ error: "POLICY_REFUSED" })
+      expect(ledgerRows(node.dataDir)).toEqual([])
+      expect(query(node.dataDir, "SELECT id FROM offered_actions")).toEqual([])
+      // A rule on local writes refuses it too: performing is a local write.
+      yield* setPreference("execution.denyRules", [{ risk: "local-write" }])
+      expect(yield* perform(id, { instanceId, action: "highlight", input: {} })).toMatchObject({ error: "POLICY_REFUSED" })
+    })))
+})
+
+describe("the approval card of an offered action", () => {
+  it.scoped("1,200 characters are asked about with the whole input on the card; the same request returns the same card", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, instanceId } = yield* setup
+      yield* askMode
+      const input = "x".repeat(1198)
+      const first = yield* perform(id, { instanceId, action: "highlight", input }, "cli-api")
+      expect(first).toMatchObject({
+        error: "APPROVAL_REQUIRED",
+        approvalId: expect.stringMatching(/^tap_/),
+        sameCard: false,
+        card: { instanceId, action: "highlight", input, operationDigest: expect.stringMatching(/^sha256:/) }
+      })
+      const second = yield* perform(id, { instanceId, action: "highlight", input }, "cli-api")
+      expect(second).toMatchObject({ error: "APPROVAL_REQUIRED", approvalId: first.approvalId, sameCard: true })
+      const inbox = yield* Effect.flatMap(typedClient(), (client) => Effect.orDie(client.inbox.inbox({ urlParams: {} })))
+      const cards = inbox.waiting.filter((w: any) => w.kind === "task-approval")
+      expect(cards).toEqual([expect.objectContaining({ approvalId: first.approvalId, input, origin: "cli-api", operationDigest: first.card.operationDigest })])
+      expect(ledgerRows(node.dataDir)).toEqual([])
+      // The person's own turn is not asked: it would hand the action over (answered here as the app).
+      const own = yield* performAnswered(id, instanceId, { instanceId, action: "highlight", input: "own" }, { outcome: "done" })
+      expect(own.output).toMatchObject({ outcome: "done" })
+    })))
+
+  it.scoped("at most 8 waiting cards per conversation: the 9th is refused 429 APPROVALS_PENDING, an identical one still gets its card", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, instanceId } = yield* setup
+      yield* askMode
+      const cards: Array<string> = []
+      for (let i = 1; i <= 8; i++) {
+        const asked = yield* perform(id, { instanceId, action: "highlight", input: { row: i } }, "cli-api")
+        expect(asked).toMatchObject({ error: "APPROVAL_REQUIRED", sameCard: false })
+        cards.push(asked.approvalId)
+      }
+      expect(new Set(cards).size).toBe(8)
+      const ninth = yield* perform(id, { instanceId, action: "highlight", input: { row: 9 } }, "cli-api")
+      expect(ninth).toMatchObject({ error: "APPROVALS_PENDING", limit: 8 })
+      expect(query(node.dataDir, "SELECT COUNT(*) AS n FROM task_approvals")[0].n).toBe(8)
+      const repeat = yield* perform(id, { instanceId, action: "highlight", input: { row: 3 } }, "cli-api")
+      expect(repeat).toMatchObject({ error: "APPROVAL_REQUIRED", approvalId: cards[2], sameCard: true })
+      // Deciding one frees a place.
+      const digest = query(node.dataDir, "SELECT operation_digest FROM task_approvals WHERE id = ?", cards[0])[0].operation_digest
+      expect((yield* decide(taskOf(node.dataDir, cards[0]!), cards[0]!, { decision: "denied", digest })).body).toMatchObject({
+        decision: "denied",
+        performed: false
+      })
+      expect(yield* perform(id, { instanceId, action: "highlight", input: { row: 9 } }, "cli-api")).toMatchObject({ error: "APPROVAL_REQUIRED" })
+      // Another conversation has its own eight.
+      const other = yield* conversation
+      const placedThere = yield* place(other)
+      expect(yield* perform(other, { instanceId: placedThere.instanceId, action: "highlight", input: { row: 1 } }, "cli-api")).toMatchObject({
+        error: "APPROVAL_REQUIRED"
+      })
+    })))
+
+  it.scoped("approved from the inbox or a page without the widget: approved, not performed, nothing sent; from the widget's page: performed", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, instanceId } = yield* setup
+      yield* askMode
+      const ask = (row: number) => perform(id, { instanceId, action: "highlight", input: { row } }, "cli-api")
+      const grant = (card: any, extra: Record<string, unknown> = {}) =>
+        decide(taskOf(node.dataDir, card.approvalId), card.approvalId, { decision: "granted", digest: card.card.operationDigest, ...extra })
+
+      const fromInbox = yield* ask(1)
+      const inboxGrant = yield* grant(fromInbox)
+      expect(inboxGrant).toMatchObject({ status: 200, body: { decision: "granted", redispatched: false, performed: false, requestId: expect.any(String) } })
+      const otherPage = yield* ask(2)
+      const otherGrant = yield* grant(otherPage, { shownInstanceIds: ["wid_another"] })
+      expect(otherGrant.body).toMatchObject({ performed: false })
+      expect((yield* waitingRequests(id, instanceId)).requests).toEqual([])
+      expect(ledgerRows(node.dataDir)).toEqual([])
+      expect(query(node.dataDir, "SELECT status FROM offered_actions ORDER BY requested_at").map((r) => r.status)).toEqual([
+        "approved-not-performed",
+        "approved-not-performed"
+      ])
+      // The grant is spent: deciding again is refused, and nothing is sent.
+      expect((yield* grant(fromInbox)).body).toMatchObject({ code: "APPROVAL_ALREADY_DECIDED" })
+
+      const onPage = yield* ask(3)
+      const pageGrant = yield* grant(onPage, { shownInstanceIds: [instanceId] })
+      expect(pageGrant.body).toMatchObject({ performed: true })
+      const [request] = (yield* waitingRequests(id, instanceId)).requests
+      expect(request).toMatchObject({ requestId: pageGrant.body.requestId, action: "highlight", input: { row: 3 } })
+      expect(ledgerRows(node.dataDir)).toEqual([expect.objectContaining({ status: "sent", origin: "cli-api" })])
+      const done = yield* report(id, instanceId, request!.requestId, { outcome: "done", result: "row 3" })
+      expect(done.body).toMatchObject({ status: "done" })
+      expect(ledgerRows(node.dataDir)[0]).toMatchObject({ status: "answered" })
+    })))
+})
+
+describe("a job press the execution mode asks about", () => {
+  it.scoped("answers 202 approval-required with the card; the job starts only after the grant, once", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const folder = widgetProbe()
+      const fs = yield* Effect.promise(() => import("node:fs"))
+      const file = `${folder}/package.json`
+      const json = JSON.parse(fs.readFileSync(file, "utf8"))
+      json.clark.tools.find((t: any) => t.name === "reindex").risk = "external-write"
+      fs.writeFileSync(file, JSON.stringify(json, null, 2))
+      yield* install(folder)
+      const id = yield* conversation
+      const placed = yield* place(id)
+      yield* askMode
+      const client = yield* typedClient("cli-api")
+      const pressAs = (invocationId: string, revision: number) =>
+        Effect.orDie(wire(client.widgets.press({
+          path: { id, instanceId: placed.instanceId },
+          payload: {
+            actionBindingId: "reindex",
+            expectedRevision: revision,
+            expectedBindingDigest: placed.bindings.find((b: any) => b.id === "reindex").digest,
+            input: {},
+            invocationId
+          },
+          withResponse: true
+        })))
+      const asked = yield* pressAs("jr-1", 1)
+      expect(asked).toMatchObject({
+        status: 202,
+        body: { outcome: "approval-required", invocationId: "jr-1", approvalRequired: { approvalId: expect.stringMatching(/^tap_/) } }
+      })
+      const approvalId = asked.body.approvalRequired.approvalId
+      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([])
+      // The same press again (another invocation) while the card waits gets the same card.
+      const again = yield* pressAs("jr-2", 2)
+      expect(again.body).toMatchObject({ outcome: "approval-required", approvalRequired: { approvalId } })
+      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([])
+      const card = query(node.dataDir, "SELECT task_id, operation_digest FROM task_approvals WHERE id = ?", approvalId)[0]
+      const granted = yield* decide(card.task_id, approvalId, { decision: "granted", digest: card.operation_digest })
+      expect(granted).toMatchObject({ status: 200, body: { decision: "granted", jobId: expect.stringMatching(/^job_/) } })
+      const jobs = yield* node.request("GET", `/conversations/${id}/widgets/${placed.instanceId}/jobs`)
+      expect(jobs.body.jobs.map((job: any) => job.jobId)).toEqual([granted.body.jobId])
+      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([{ id: granted.body.jobId }])
+      // A deny rule refuses the press outright: 403, no card, no job.
+      yield* setPreference("execution.denyRules", [{ package: probeId, tool: "reindex" }])
+      const denied = yield* pressAs("jr-3", 3)
+      expect(denied).toMatchObject({ status: 403, body: { code: "POLICY_REFUSED", outcome: "refused", mayHaveRun: false } })
+      expect(query(node.dataDir, "SELECT COUNT(*) AS n FROM task_approvals")[0].n).toBe(1)
+    })))
+})
