@@ -45,7 +45,7 @@ export const decidedWidgetCard = Effect.gen(function*() {
     Effect.gen(function*() {
       const offered = yield* offers.decided(approval, shownInstanceIds)
       if (Option.isSome(offered)) return Option.some<WidgetCard>(offered.value)
-      return yield* jobs.decided(approval)
+      return Option.map(yield* jobs.decided(approval), (job): WidgetCard => job)
     })
 })
 

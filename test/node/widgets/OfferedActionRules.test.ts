@@ -45,7 +45,7 @@ describe("the execution policy of a local write", () => {
   const rows: ReadonlyArray<readonly [Surface, MachineTurns, ReadonlyArray<DenyRule>, string]> = [
     ["person", "default", [], "Run"],
     ["person", "ask", [], "Run"],
-    ["voice", "ask", [], "Run"],
+    ["automation", "ask", [], "Run"],
     ["cli-api", "default", [], "Run"],
     ["cli-api", "ask", [], "Ask"],
     ["mcp", "ask", [], "Ask"],

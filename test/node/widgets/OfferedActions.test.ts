@@ -32,8 +32,8 @@ const setup = Effect.gen(function*() {
 
 /** A turn asking for the action; answers the tool's output (what the model read). */
 const perform = (id: string, body: unknown, as: As = "person") =>
-  Effect.map(send(id, { text: `perform ${JSON.stringify(body)}` }, as), (response) => {
-    const reply = response.body.timeline.entries.find((e: any) => e.role === "assistant")
+  Effect.map(send(id, { text: `perform ${JSON.stringify(body)}` }, as), (response): any => {
+    const reply: any = response.body.timeline.entries.find((e: any) => e.role === "assistant")
     return reply.blocks.find((b: any) => b.type === "tool" && b.name === "perform_widget_action").output
   })
 
