@@ -89,6 +89,13 @@ export const make = Effect.gen(function*() {
         Effect.map((changed) => changed.length === 1),
         Effect.orDie
       ),
+    /**
+     * At start-up: a request still handed over was cut off by the last stop. Its effect is made unknown by the
+     * ledger's own start-up; the row says so too, so no app performs it after the restart.
+     */
+    interruptRequested: (at: string) =>
+      sql`UPDATE offered_actions SET status = 'unknown', code = 'ACTION_INTERRUPTED', answered_at = ${at}
+        WHERE status = 'requested' RETURNING id`.pipe(Effect.map((changed) => changed.length), Effect.orDie),
     /** A granted card handed to the app: back to `requested`, with its effect. */
     hand: (requestId: string, effectId: string) =>
       sql`UPDATE offered_actions SET status = 'requested', effect_id = ${effectId}

@@ -73,6 +73,8 @@ export const make = Effect.gen(function*() {
   const waiting = yield* Ref.make(HashMap.empty<string, Deferred.Deferred<OfferedRequest>>())
   const iso = (millis: number) => DateTime.formatIso(DateTime.unsafeMake(millis))
   const now = Effect.map(Clock.currentTimeMillis, iso)
+  const interrupted = yield* rows.interruptRequested(yield* now)
+  if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget action requests were cut off by the last stop`)
 
   const preference = <A, I>(key: string, schema: Schema.Schema<A, I>, fallback: A) =>
     Effect.map(preferences.get(key), (state) =>

@@ -6,11 +6,11 @@
  * sent), approval from the widget's page (performed), refuse vs error (an unknown effect, never retried).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Duration, Effect, Fiber, TestClock } from "effect"
 import type { ScriptInput } from "../../../layers/node/model/Scripted.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { type As, TestNode } from "../../support/NodeServer.js"
-import { conversation, eventually, query, send, typedClient, wire } from "../../support/NodeFixtures.js"
+import { conversation, eventually, hasEvent, query, send, typedClient, wire } from "../../support/NodeFixtures.js"
 import { setPreference } from "../tools/Fixtures.js"
 import { install, ledgerRows, place, probeId, script, widgetProbe } from "./Fixtures.js"
 
@@ -284,4 +284,64 @@ describe("a job press the execution mode asks about", () => {
       expect(denied).toMatchObject({ status: 403, body: { code: "POLICY_REFUSED", outcome: "refused", mayHaveRun: false } })
       expect(query(node.dataDir, "SELECT COUNT(*) AS n FROM task_approvals")[0].n).toBe(1)
     })))
+})
+
+describe("the hand-over on the turn's stream, the wait and a restart", () => {
+  it.scoped("the stream carries widget-action-requested; no answer within the wait leaves an unknown effect, and a late answer is refused", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, instanceId } = yield* setup
+      const body = { instanceId, action: "highlight", input: { row: 7 } }
+      const stream = yield* node.stream(`/conversations/${id}/messages/stream`, { text: `perform ${JSON.stringify(body)}` })
+      const seen = yield* stream.until(hasEvent("widget-action-requested"))
+      const requested = seen.find((e) => e.event === "widget-action-requested")!.data
+      expect(requested).toEqual({ requestId: expect.stringMatching(/^ofr_/), instanceId, action: "highlight", input: { row: 7 } })
+      expect(ledgerRows(node.dataDir)).toEqual([expect.objectContaining({ status: "sent" })])
+      // Just under the wait (30 s by default) the turn still waits for the app.
+      yield* TestClock.adjust(Duration.millis(29_999))
+      yield* waitingRequests(id, instanceId)
+      expect(stream.events.some((e) => e.event === "tool-end")).toBe(false)
+      for (let i = 0; i < 20 && !hasEvent("done")(stream.events); i++) {
+        yield* TestClock.adjust(Duration.seconds(30))
+        yield* waitingRequests(id, instanceId)
+      }
+      const events = yield* stream.ended
+      const end = events.find((e) => e.event === "tool-end")!.data
+      expect(end).toMatchObject({
+        name: "perform_widget_action",
+        status: "failed",
+        output: { requestId: requested.requestId, outcome: "unknown-effect", mayHaveRun: true }
+      })
+      expect(ledgerRows(node.dataDir)[0]).toMatchObject({ status: "unknown", reason: "timed-out" })
+      expect((yield* waitingRequests(id, instanceId)).requests).toEqual([])
+      const late = yield* report(id, instanceId, requested.requestId, { outcome: "done" })
+      expect(late).toMatchObject({ status: 409, body: { code: "OFFERED_ACTION_ANSWERED", status: "unknown" } })
+      expect(ledgerRows(node.dataDir)[0]).toMatchObject({ status: "unknown" })
+    })))
+
+  it.scoped("a request handed over when the node stops is not performed after the restart: its effect is unknown", () =>
+    Effect.gen(function*() {
+      const dataDir = NodeServer.makeDataDir()
+      const before = yield* Effect.gen(function*() {
+        const node = yield* TestNode
+        const { id, instanceId } = yield* setup
+        yield* askMode
+        const card = yield* perform(id, { instanceId, action: "highlight", input: { row: 1 } }, "cli-api")
+        const granted = yield* decide(taskOf(node.dataDir, card.approvalId), card.approvalId, {
+          decision: "granted",
+          digest: card.card.operationDigest,
+          shownInstanceIds: [instanceId]
+        })
+        expect(granted.body).toMatchObject({ performed: true })
+        expect((yield* waitingRequests(id, instanceId)).requests).toHaveLength(1)
+        return { id, instanceId, requestId: granted.body.requestId as string }
+      }).pipe(Effect.provide(NodeServer.layer({ script: offerScript, dataDir })), Effect.scoped)
+      yield* Effect.gen(function*() {
+        expect((yield* waitingRequests(before.id, before.instanceId)).requests).toEqual([])
+        expect(query(dataDir, "SELECT status, code FROM offered_actions")).toEqual([{ status: "unknown", code: "ACTION_INTERRUPTED" }])
+        expect(ledgerRows(dataDir)).toEqual([expect.objectContaining({ status: "unknown", reason: "interrupted-by-restart" })])
+        const late = yield* report(before.id, before.instanceId, before.requestId, { outcome: "done" })
+        expect(late.body).toMatchObject({ code: "OFFERED_ACTION_ANSWERED", status: "unknown" })
+      }).pipe(Effect.provide(NodeServer.layer({ script: offerScript, dataDir })))
+    }), { timeout: 60_000 })
 })
