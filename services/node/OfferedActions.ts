@@ -68,6 +68,8 @@ export interface OfferedDecision {
 
 export class OfferedActions extends Context.Tag("clark/node/OfferedActions")<OfferedActions, {
   readonly perform: (context: PerformContext, input: unknown) => Effect.Effect<PerformOutcome>
+  /** Whether a request of the conversation is handed to the app and not answered (deletion waits for it). */
+  readonly settling: (conversationId: string) => Effect.Effect<boolean>
   /** The requests handed to the app that the widget has not answered yet, oldest first. */
   readonly waiting: (conversationId: string, instanceId: string) => Effect.Effect<ReadonlyArray<OfferedRequest>, InstanceUnknown>
   readonly report: (

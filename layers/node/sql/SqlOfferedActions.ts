@@ -66,6 +66,11 @@ export const make = Effect.gen(function*() {
     waitingCards: (conversationId: string, at: string) =>
       sql<{ readonly n: number }>`SELECT COUNT(*) AS n FROM offered_actions o JOIN task_approvals t ON t.id = o.approval_id
         WHERE ${asking(conversationId, at)}`.pipe(Effect.map((r) => Number(r[0]?.n ?? 0)), Effect.orDie),
+    anyRequested: (conversationId: string) =>
+      sql`SELECT 1 AS one FROM offered_actions WHERE conversation_id = ${conversationId} AND status = 'requested' LIMIT 1`.pipe(
+        Effect.map((found) => found.length > 0),
+        Effect.orDie
+      ),
     requested: (conversationId: string, instanceId: string) =>
       rows(sql`SELECT * FROM offered_actions WHERE conversation_id = ${conversationId} AND instance_id = ${instanceId}
         AND status = 'requested' ORDER BY requested_at, id`),

@@ -354,6 +354,7 @@ export const make = Effect.gen(function*() {
 
   return OfferedActions.of({
     perform,
+    settling: rows.anyRequested,
     waiting: (conversationId, instanceId) =>
       Effect.zipRight(instanceHere(conversationId, instanceId), rows.requested(conversationId, instanceId)),
     report,

@@ -228,9 +228,14 @@ describe("the approval card of an offered action", () => {
       const [request] = (yield* waitingRequests(id, instanceId)).requests
       expect(request).toMatchObject({ requestId: pageGrant.body.requestId, action: "highlight", input: { row: 3 } })
       expect(ledgerRows(node.dataDir)).toEqual([expect.objectContaining({ status: "sent", origin: "cli-api" })])
+      // While the widget has not answered, the action is settling: the conversation cannot be deleted.
+      const busy = yield* node.request("POST", `/conversations/${id}/delete`, { body: {} })
+      expect(busy).toMatchObject({ status: 409, body: { deleted: false, decision: { kind: "refused" } } })
       const done = yield* report(id, instanceId, request!.requestId, { outcome: "done", result: "row 3" })
       expect(done.body).toMatchObject({ status: "done" })
       expect(ledgerRows(node.dataDir)[0]).toMatchObject({ status: "answered" })
+      const asks = yield* node.request("POST", `/conversations/${id}/delete`, { body: {} })
+      expect(asks).toMatchObject({ status: 202, body: { deleted: false, decision: { kind: "needs-confirmation" } } })
     })))
 })
 
