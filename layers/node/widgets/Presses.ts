@@ -55,6 +55,12 @@ const replay = (record: PressRecord, invocationId: string): Effect.Effect<PressA
   }
 }
 
+/** A job press refused before anything started: nothing ran, nothing was recorded. */
+const notStarted = (
+  failure: "policy-refused" | "job-unavailable",
+  step: { readonly step: string; readonly status: "failed" | "not-run"; readonly code: string }
+): Outcome => Either.left(new PressFailed({ failure, outcome: "refused", mayHaveRun: false, recorded: false, workflow: [step] }))
+
 const stored = (outcome: Outcome): StoredAnswer =>
   Either.match(outcome, {
     onLeft: (failed) => ({ _tag: "Refusal", refusal: Schema.encodeSync(PressFailed)(failed) }),
@@ -239,9 +245,9 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * A job tool (`execution: {kind: job}`): the jobs runner records the job and runs it in the background; the press
-   * answers `done` with its `job_` reference at once. A node that cannot run it answers 503 JOB_UNAVAILABLE, nothing
-   * started.
+   * A job tool (`execution: {kind: job}`): the execution policy first (a deny rule 403, an asking mode a card and
+   * 202, the job started by the grant); then the jobs runner records the job and runs it in the background, and the
+   * press answers `done` with its `job_` reference at once. A node that cannot run it answers 503 JOB_UNAVAILABLE.
    */
   const pressJob = (
     caller: Caller,
@@ -264,17 +270,7 @@ export const make = Effect.gen(function*() {
       // The execution policy first: a deny rule refuses, an asking mode leaves a card and starts nothing yet.
       const gateTask = yield* makeId("task")
       const gate = yield* jobApprovals.gate(start, { taskId: gateTask, ...about })
-      if (gate._tag === "Deny") {
-        return Either.left(
-          new PressFailed({
-            failure: "policy-refused",
-            outcome: "refused",
-            mayHaveRun: false,
-            recorded: false,
-            workflow: [{ step: "policy", status: "failed", code: "POLICY_REFUSED" }]
-          })
-        ) satisfies Outcome
-      }
+      if (gate._tag === "Deny") return notStarted("policy-refused", { step: "policy", status: "failed", code: "POLICY_REFUSED" })
       if (gate._tag === "Asked") {
         yield* recordPress(caller, instance, binding, press, gateTask, { approvalRequired: { approvalId: gate.approvalId } }, "failed")
         return Either.right({
@@ -285,17 +281,7 @@ export const make = Effect.gen(function*() {
         }) satisfies Outcome
       }
       const started = yield* Effect.either(jobs.start(start))
-      if (Either.isLeft(started)) {
-        return Either.left(
-          new PressFailed({
-            failure: "job-unavailable",
-            outcome: "refused",
-            mayHaveRun: false,
-            recorded: false,
-            workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
-          })
-        ) satisfies Outcome
-      }
+      if (Either.isLeft(started)) return notStarted("job-unavailable", { step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" })
       const taskId = yield* makeId("task")
       const job = started.right.jobId
       const revision = yield* recordPress(caller, instance, binding, press, taskId, { job }, "done")
