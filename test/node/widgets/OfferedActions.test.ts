@@ -190,6 +190,10 @@ describe("the approval card of an offered action", () => {
         performed: false
       })
       expect(yield* perform(id, { instanceId, action: "highlight", input: { row: 9 } }, "cli-api")).toMatchObject({ error: "APPROVAL_REQUIRED" })
+      // An expired card no longer waits: an hour on, the place it held is free again.
+      yield* TestClock.adjust(Duration.hours(1))
+      const later = yield* perform(id, { instanceId, action: "highlight", input: { row: 10 } }, "cli-api")
+      expect(later).toMatchObject({ error: "APPROVAL_REQUIRED", sameCard: false })
       // Another conversation has its own eight.
       const other = yield* conversation
       const placedThere = yield* place(other)
@@ -283,11 +287,29 @@ describe("a job press the execution mode asks about", () => {
       const jobs = yield* node.request("GET", `/conversations/${id}/widgets/${placed.instanceId}/jobs`)
       expect(jobs.body.jobs.map((job: any) => job.jobId)).toEqual([granted.body.jobId])
       expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([{ id: granted.body.jobId }])
+      // A denied card starts nothing.
+      const other = yield* Effect.orDie(wire(client.widgets.press({
+        path: { id, instanceId: placed.instanceId },
+        payload: {
+          actionBindingId: "reindex",
+          expectedRevision: 3,
+          expectedBindingDigest: placed.bindings.find((b: any) => b.id === "reindex").digest,
+          input: { full: true },
+          invocationId: "jr-4"
+        },
+        withResponse: true
+      })))
+      const otherId = other.body.approvalRequired.approvalId
+      expect(otherId).not.toBe(approvalId)
+      const otherCard = query(node.dataDir, "SELECT task_id, operation_digest FROM task_approvals WHERE id = ?", otherId)[0]
+      const denied = yield* decide(otherCard.task_id, otherId, { decision: "denied", digest: otherCard.operation_digest })
+      expect(denied).toMatchObject({ status: 200, body: { decision: "denied", jobId: null } })
+      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([{ id: granted.body.jobId }])
       // A deny rule refuses the press outright: 403, no card, no job.
       yield* setPreference("execution.denyRules", [{ package: probeId, tool: "reindex" }])
-      const denied = yield* pressAs("jr-3", 3)
-      expect(denied).toMatchObject({ status: 403, body: { code: "POLICY_REFUSED", outcome: "refused", mayHaveRun: false } })
-      expect(query(node.dataDir, "SELECT COUNT(*) AS n FROM task_approvals")[0].n).toBe(1)
+      const refused = yield* pressAs("jr-3", 4)
+      expect(refused).toMatchObject({ status: 403, body: { code: "POLICY_REFUSED", outcome: "refused", mayHaveRun: false } })
+      expect(query(node.dataDir, "SELECT COUNT(*) AS n FROM task_approvals")[0].n).toBe(2)
     })))
 })
 
