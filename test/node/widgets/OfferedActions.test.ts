@@ -6,6 +6,10 @@
  * sent), approval from the widget's page (performed), refuse vs error (an unknown effect, never retried).
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import { Duration, Effect, Fiber, TestClock } from "effect"
 import type { ScriptInput } from "../../../layers/node/model/Scripted.js"
 import * as NodeServer from "../../support/NodeServer.js"
@@ -17,8 +21,20 @@ import { install, ledgerRows, place, probeId, script, widgetProbe } from "./Fixt
 const offerScript: ScriptInput = {
   rules: [
     ...(script.rules ?? []),
-    { match: "^perform", steps: [{ toolFromText: "perform_widget_action" }], after: [{ delta: "Asked the widget." }] }
+    { match: "^perform", steps: [{ toolFromText: "perform_widget_action" }], after: [{ delta: "Asked the widget." }] },
+    {
+      match: "^place tide",
+      steps: [{ tool: { name: "place_widget", input: { package: "@clark-examples/tide-widget", widget: "tide-table", props: { harbour: "Brest" } } } }],
+      after: [{ delta: "Placed." }]
+    }
   ]
+}
+
+/** A copy of the example tide widget (its `show-day` is its one offered action). */
+const tideWidget = () => {
+  const target = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "clark-tide-")), "tide-widget")
+  fs.cpSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages/tide-widget"), target, { recursive: true })
+  return target
 }
 
 const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, NodeServer.layer({ script: offerScript }))
@@ -86,6 +102,24 @@ describe("offered actions performed by a widget", () => {
       expect(again).toMatchObject({ status: 409, body: { code: "OFFERED_ACTION_ANSWERED", status: "done" } })
       const elsewhere = yield* report(id, "wid_none", request.requestId, { outcome: "done" })
       expect(elsewhere).toMatchObject({ status: 404, body: { code: "INSTANCE_UNKNOWN" } })
+    })))
+
+  it.scoped("the example tide widget performs its offered show-day; its buttons are not offered actions", () =>
+    withNode(Effect.gen(function*() {
+      yield* install(tideWidget())
+      const id = yield* conversation
+      const placed = yield* place(id, "place tide")
+      expect(placed).toMatchObject({ widgetId: "tide-table", offeredActions: ["show-day"] })
+      const instanceId = placed.instanceId as string
+      expect(yield* perform(id, { instanceId, action: "refresh", input: {} })).toMatchObject({
+        error: "ACTION_NOT_OFFERED",
+        offered: ["show-day"]
+      })
+      const { output } = yield* performAnswered(id, instanceId, { instanceId, action: "show-day", input: { day: "2026-11-28" } }, {
+        outcome: "done",
+        result: { day: "2026-11-28" }
+      })
+      expect(output).toMatchObject({ action: "show-day", outcome: "done", result: { day: "2026-11-28" } })
     })))
 
   it.scoped("refuse(code, why) is a refusal before any change; any other error is an unknown effect the inbox asks about, never retried", () =>
