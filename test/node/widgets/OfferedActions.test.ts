@@ -6,80 +6,25 @@
  * sent), approval from the widget's page (performed), refuse vs error (an unknown effect, never retried).
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { Duration, Effect, Fiber, TestClock } from "effect"
-import type { ScriptInput } from "../../../layers/node/model/Scripted.js"
 import * as NodeServer from "../../support/NodeServer.js"
-import { type As, TestNode } from "../../support/NodeServer.js"
-import { conversation, eventually, hasEvent, query, send, typedClient, wire } from "../../support/NodeFixtures.js"
+import { TestNode } from "../../support/NodeServer.js"
+import { conversation, eventually, hasEvent, query, typedClient } from "../../support/NodeFixtures.js"
 import { setPreference } from "../tools/Fixtures.js"
-import { install, ledgerRows, place, probeId, script, widgetProbe } from "./Fixtures.js"
-
-const offerScript: ScriptInput = {
-  rules: [
-    ...(script.rules ?? []),
-    { match: "^perform", steps: [{ toolFromText: "perform_widget_action" }], after: [{ delta: "Asked the widget." }] },
-    {
-      match: "^place tide",
-      steps: [{ tool: { name: "place_widget", input: { package: "@clark-examples/tide-widget", widget: "tide-table", props: { harbour: "Brest" } } } }],
-      after: [{ delta: "Placed." }]
-    }
-  ]
-}
-
-/** A copy of the example tide widget (its `show-day` is its one offered action). */
-const tideWidget = () => {
-  const target = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "clark-tide-")), "tide-widget")
-  fs.cpSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages/tide-widget"), target, { recursive: true })
-  return target
-}
-
-const withNode = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, NodeServer.layer({ script: offerScript }))
-
-const setup = Effect.gen(function*() {
-  yield* install(widgetProbe())
-  const id = yield* conversation
-  const placed = yield* place(id)
-  return { id, instanceId: placed.instanceId as string }
-})
-
-/** A turn asking for the action; answers the tool's output (what the model read). */
-const perform = (id: string, body: unknown, as: As = "person") =>
-  Effect.map(send(id, { text: `perform ${JSON.stringify(body)}` }, as), (response): any => {
-    const reply: any = response.body.timeline.entries.find((e: any) => e.role === "assistant")
-    return reply.blocks.find((b: any) => b.type === "tool" && b.name === "perform_widget_action").output
-  })
-
-const waitingRequests = (id: string, instanceId: string) =>
-  Effect.flatMap(typedClient(), (client) => Effect.orDie(client.offeredActions.waiting({ path: { id, instanceId } })))
-
-const report = (id: string, instanceId: string, requestId: string, payload: any) =>
-  Effect.flatMap(typedClient(), (client) =>
-    Effect.orDie(wire(client.offeredActions.report({ path: { id, instanceId, requestId }, payload, withResponse: true }))))
-
-const decide = (taskId: string, approvalId: string, payload: any) =>
-  Effect.flatMap(typedClient(), (client) =>
-    Effect.orDie(wire(client.work.decideTaskApproval({ path: { taskId, approvalId }, payload, withResponse: true }))))
-
-/** Performs as the person while playing the app: the request is read, then `answer` is reported. */
-const performAnswered = (id: string, instanceId: string, body: unknown, answer: any) =>
-  Effect.gen(function*() {
-    const turn = yield* Effect.fork(perform(id, body))
-    const [request] = yield* eventually(waitingRequests(id, instanceId), (r) => r.requests.length === 1, "the request reaches the app")
-      .pipe(Effect.map((r) => r.requests))
-    const reported = yield* report(id, instanceId, request!.requestId, answer)
-    const output = yield* Fiber.join(turn)
-    return { request: request!, reported, output }
-  })
-
-const askMode = setPreference("execution.machineTurns", "ask")
-
-/** The task of the turn whose card this is (the decide route's path). */
-const taskOf = (dataDir: string, approvalId: string) =>
-  query(dataDir, "SELECT task_id FROM task_approvals WHERE id = ?", approvalId)[0].task_id as string
+import { install, ledgerRows, place, probeId } from "./Fixtures.js"
+import {
+  askMode,
+  decide,
+  offerScript,
+  perform,
+  performAnswered,
+  report,
+  setup,
+  taskOf,
+  tideWidget,
+  waitingRequests,
+  withNode
+} from "./OfferedFixtures.js"
 
 describe("offered actions performed by a widget", () => {
   it.scoped("done: the request is handed to the app, recorded in the ledger first, and the result reaches the model as data", () =>
@@ -274,76 +219,6 @@ describe("the approval card of an offered action", () => {
       expect(ledgerRows(node.dataDir)[0]).toMatchObject({ status: "answered" })
       const asks = yield* node.request("POST", `/conversations/${id}/delete`, { body: {} })
       expect(asks).toMatchObject({ status: 202, body: { deleted: false, decision: { kind: "needs-confirmation" } } })
-    })))
-})
-
-describe("a job press the execution mode asks about", () => {
-  it.scoped("answers 202 approval-required with the card; the job starts only after the grant, once", () =>
-    withNode(Effect.gen(function*() {
-      const node = yield* TestNode
-      const folder = widgetProbe()
-      const fs = yield* Effect.promise(() => import("node:fs"))
-      const file = `${folder}/package.json`
-      const json = JSON.parse(fs.readFileSync(file, "utf8"))
-      json.clark.tools.find((t: any) => t.name === "reindex").risk = "external-write"
-      fs.writeFileSync(file, JSON.stringify(json, null, 2))
-      yield* install(folder)
-      const id = yield* conversation
-      const placed = yield* place(id)
-      yield* askMode
-      const client = yield* typedClient("cli-api")
-      const pressAs = (invocationId: string, revision: number) =>
-        Effect.orDie(wire(client.widgets.press({
-          path: { id, instanceId: placed.instanceId },
-          payload: {
-            actionBindingId: "reindex",
-            expectedRevision: revision,
-            expectedBindingDigest: placed.bindings.find((b: any) => b.id === "reindex").digest,
-            input: {},
-            invocationId
-          },
-          withResponse: true
-        })))
-      const asked = yield* pressAs("jr-1", 1)
-      expect(asked).toMatchObject({
-        status: 202,
-        body: { outcome: "approval-required", invocationId: "jr-1", approvalRequired: { approvalId: expect.stringMatching(/^tap_/) } }
-      })
-      const approvalId = asked.body.approvalRequired.approvalId
-      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([])
-      // The same press again (another invocation) while the card waits gets the same card.
-      const again = yield* pressAs("jr-2", 2)
-      expect(again.body).toMatchObject({ outcome: "approval-required", approvalRequired: { approvalId } })
-      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([])
-      const card = query(node.dataDir, "SELECT task_id, operation_digest FROM task_approvals WHERE id = ?", approvalId)[0]
-      const granted = yield* decide(card.task_id, approvalId, { decision: "granted", digest: card.operation_digest })
-      expect(granted).toMatchObject({ status: 200, body: { decision: "granted", jobId: expect.stringMatching(/^job_/) } })
-      const jobs = yield* node.request("GET", `/conversations/${id}/widgets/${placed.instanceId}/jobs`)
-      expect(jobs.body.jobs.map((job: any) => job.jobId)).toEqual([granted.body.jobId])
-      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([{ id: granted.body.jobId }])
-      // A denied card starts nothing.
-      const other = yield* Effect.orDie(wire(client.widgets.press({
-        path: { id, instanceId: placed.instanceId },
-        payload: {
-          actionBindingId: "reindex",
-          expectedRevision: 3,
-          expectedBindingDigest: placed.bindings.find((b: any) => b.id === "reindex").digest,
-          input: { full: true },
-          invocationId: "jr-4"
-        },
-        withResponse: true
-      })))
-      const otherId = other.body.approvalRequired.approvalId
-      expect(otherId).not.toBe(approvalId)
-      const otherCard = query(node.dataDir, "SELECT task_id, operation_digest FROM task_approvals WHERE id = ?", otherId)[0]
-      const denied = yield* decide(otherCard.task_id, otherId, { decision: "denied", digest: otherCard.operation_digest })
-      expect(denied).toMatchObject({ status: 200, body: { decision: "denied", jobId: null } })
-      expect(query(node.dataDir, "SELECT id FROM jobs")).toEqual([{ id: granted.body.jobId }])
-      // A deny rule refuses the press outright: 403, no card, no job.
-      yield* setPreference("execution.denyRules", [{ package: probeId, tool: "reindex" }])
-      const refused = yield* pressAs("jr-3", 4)
-      expect(refused).toMatchObject({ status: 403, body: { code: "POLICY_REFUSED", outcome: "refused", mayHaveRun: false } })
-      expect(query(node.dataDir, "SELECT COUNT(*) AS n FROM task_approvals")[0].n).toBe(2)
     })))
 })
 
