@@ -12,6 +12,7 @@ import { Isolation, Sort } from "../../schema/marketplace/Package.js"
 import { me } from "./market/Account.js"
 import { collection, curate } from "./market/Curation.js"
 import { pages } from "./market/Pages.js"
+import { publisher } from "./market/Publishers.js"
 import { tokens } from "./market/Tokens.js"
 import { categories, collections, health, page, versions } from "./market/Reads.js"
 import * as Render from "./market/Render.js"
@@ -118,6 +119,7 @@ export const market = Command.make("market").pipe(
     collection,
     submit,
     pages,
-    tokens
+    tokens,
+    publisher
   ])
 )

@@ -14,6 +14,7 @@ import * as OfferedActionsLive from "../../layers/node/widgets/OfferedActions.js
 import * as JobApprovalsLive from "../../layers/node/jobs/JobApprovals.js"
 import * as WidgetPressesLive from "../../layers/node/widgets/Presses.js"
 import * as WidgetViewsLive from "../../layers/node/widgets/Views.js"
+import * as MachineFileWritesLive from "../../layers/node/widgets/MachineFileWrites.js"
 import * as SqlWidgetPressLog from "../../layers/node/sql/SqlWidgetPressLog.js"
 import * as SqlLedger from "../../layers/node/ledger/SqlLedger.js"
 import * as PackageCredentialsLive from "../../layers/node/packages/PackageCredentials.js"
@@ -223,8 +224,9 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provide(core)
   )
   // Presses start turns, call package tools and start jobs: built on the same engine and tools as everything else.
-  // A job press the execution policy asks about waits for its card (JobApprovals), which the decide route settles.
-  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(
+  // Machine-surface file writes: their cards are task approvals, their policy the person's. A job press the
+  // execution policy asks about waits for its card (JobApprovals), which the decide route settles.
+  const widgets = Layer.mergeAll(WidgetPressesLive.layer, WidgetViewsLive.layer, MachineFileWritesLive.layer).pipe(
     Layer.provideMerge(JobApprovalsLive.layer),
     Layer.provide(jobs),
     Layer.provide(core)

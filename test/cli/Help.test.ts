@@ -102,7 +102,14 @@ describe("clark --help", () => {
         "collection add",
         "collection remove",
         "collection reorder",
-        "submit"
+        "submit",
+        "publisher create",
+        "publisher show",
+        "publisher update",
+        "publisher members add",
+        "publisher members remove",
+        "publisher verify",
+        "publisher claim"
       ].map((command) => `market ${command}`)
     ]))
     expect(section(page, "Options")).toEqual([

@@ -17,6 +17,7 @@ import inbox from "./migrations/0010_inbox.js"
 import deletionPermits from "./migrations/0011_deletion_permits.js"
 import jobs from "./migrations/0012_jobs.js"
 import offeredActions from "./migrations/0013_offered_actions.js"
+import artifactStarters from "./migrations/0014_artifact_starters.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
@@ -31,7 +32,8 @@ const loader = Migrator.fromRecord({
   "0010_inbox": inbox,
   "0011_deletion_permits": deletionPermits,
   "0012_jobs": jobs,
-  "0013_offered_actions": offeredActions
+  "0013_offered_actions": offeredActions,
+  "0014_artifact_starters": artifactStarters
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

@@ -3,12 +3,14 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
 import { NotFound } from "../../../schema/marketplace/Errors.js"
+import { AuditLog } from "../../../services/marketplace/AuditLog.js"
 import { Submissions } from "../../../services/marketplace/Submissions.js"
 import { requireScope } from "./Scopes.js"
 
 export const PublishLive = HttpApiBuilder.group(MarketplaceApi, "publish", (handlers) =>
   Effect.gen(function*() {
     const submissions = yield* Submissions
+    const audit = yield* AuditLog
     const submitter = requireScope("packages:submit")
     return handlers
       .handle("submit", ({ payload }) =>
@@ -20,13 +22,22 @@ export const PublishLive = HttpApiBuilder.group(MarketplaceApi, "publish", (hand
           submissions.get(userId, path.id).pipe(
             Effect.catchTag("SubmissionNotFound", ({ id }) => Effect.fail(new NotFound({ message: `No submission ${id}` })))
           )))
-      // AUDIT: a curator action. The audit log is built on another branch (issue 17, point 6); this is where the
-      // re-index (who, which package and version, when) is to be recorded once it exists.
+      // A curator action, so audited: who asked which package and version to be written anew. After the
+      // queue's write rather than in its transaction: the queue's store owns that transaction.
       .handle("reindex", ({ path, payload }) =>
-        Effect.zipRight(
-          requireScope("packages:curate"),
-          submissions.reindex(path.name, payload.version).pipe(
+        Effect.gen(function*() {
+          const { userId } = yield* requireScope("packages:curate")
+          const job = yield* submissions.reindex(path.name, payload.version).pipe(
             Effect.catchTag("PackageNotFound", ({ name }) => Effect.fail(new NotFound({ message: `No package named ${name}` })))
           )
-        ))
+          yield* audit.append({
+            actorId: userId,
+            action: "curation.reindex",
+            targetKind: "package",
+            target: path.name,
+            before: null,
+            after: { version: payload.version ?? null, job: job.id }
+          })
+          return job
+        }))
   }))
