@@ -102,7 +102,14 @@ describe("clark --help", () => {
         "collection add",
         "collection remove",
         "collection reorder",
-        "submit"
+        "submit",
+        "devices list",
+        "devices revoke",
+        "grants list",
+        "grants revoke",
+        "admin suspend",
+        "admin unsuspend",
+        "audit"
       ].map((command) => `market ${command}`)
     ]))
     expect(section(page, "Options")).toEqual([
