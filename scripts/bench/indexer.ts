@@ -28,6 +28,7 @@ const workers = positiveInt("BENCH_INDEXER_WORKERS", 4)
 const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
 
 const main = async () => {
+  const loadAtStart = os.loadavg()
   const scope = Effect.runSync(Scope.make())
   const registry = await Effect.runPromise(Scope.extend(Registry.start, scope))
   const names = Array.from({ length: count }, (_, i) => `bench-pkg-${String(i).padStart(5, "0")}`)
@@ -107,6 +108,8 @@ const main = async () => {
 ${count} small package versions (a skill package of 3 files, ~1 KiB gzipped) served by the registry stand-in on
 127.0.0.1, ${workers} at a time, database ${parsed._tag === "Sqlite" ? "SQLite (a fresh file)" : "PostgreSQL"}. Taken on a loaded machine
 (two cores shared with other helpers' work): compare the two rows of one run, not runs of different days.
+Machine load (\`/proc/loadavg\`, 1/5/15 min) at the start: ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}; at the end:
+${os.loadavg().map((l) => l.toFixed(2)).join(" ")}.
 
 | run | wall time | versions/s | CPU ms per version |
 | --- | --- | --- | --- |
@@ -116,6 +119,18 @@ ${count} small package versions (a skill package of 3 files, ~1 KiB gzipped) ser
 CPU is this process's user + system time (the stand-in registry serves from the same process, so both sides of
 every request count, in both rows). The event loop was busy ${(loopBusy * 100).toFixed(0)}% of the indexer's run: the
 workers share one thread, so once it is near 100% more workers cannot add throughput.
+
+What limits it (CPU profiles and timings, issue 17 point 9): the indexer is CPU-bound on the process's one
+thread, not waiting. HTTP keep-alive works (14 connections for 800 requests), nothing retries or sleeps, the
+claim loop never polls while jobs are due, and SQLite (one connection) has no lock waits. A version costs about
+four times the baseline's CPU: the two GETs through the Effect HTTP client (each body was read through a
+per-chunk stream, 1.6 ms CPU per GET, now read in one piece when its length is declared, 0.6 ms), the catalogue
+write (about 15 statements and a commit whose fsync blocks the thread), the tar pass (one now, two before), the
+manifest and readme analysis, and the Effect runtime's own steps (a third of the profile's samples). So on
+SQLite more workers in one process add nothing; more throughput needs less CPU per version.
+The stage times below are wall times: with several workers each includes waiting for the others' work on the
+one thread (which is why fetch looks large). PostgreSQL is limited elsewhere: docs/decisions.md, "Indexer
+throughput".
 
 Time per version inside the indexer (ms, summed over workers, so it exceeds wall time / versions when workers
 overlap): fetch is the packument and tarball GETs, verify the signature/provenance checks and the sha512 compare,
