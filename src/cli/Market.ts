@@ -14,6 +14,7 @@ import { admin, audit } from "./market/Admin.js"
 import { collection, curate } from "./market/Curation.js"
 import { devices, grants } from "./market/Links.js"
 import { pages } from "./market/Pages.js"
+import { publisher } from "./market/Publishers.js"
 import { tokens } from "./market/Tokens.js"
 import { categories, collections, health, page, versions } from "./market/Reads.js"
 import * as Render from "./market/Render.js"
@@ -121,6 +122,7 @@ export const market = Command.make("market").pipe(
     submit,
     pages,
     tokens,
+    publisher,
     devices,
     grants,
     admin,
