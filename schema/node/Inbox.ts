@@ -167,6 +167,9 @@ export const NoticeActionDone = Schema.Struct({
   workId: Schema.optional(Schema.String),
   version: Schema.optional(Schema.String),
   questionId: Schema.optional(Schema.String),
+  /** Ask-again of an expired task approval: the new approval and its task. */
+  approvalId: Schema.optional(Schema.String),
+  taskId: Schema.optional(Schema.String),
   pendingCapabilities: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   deniedCapabilities: Schema.optional(Schema.Int.pipe(Schema.nonNegative()))
 }).annotations({ identifier: "NoticeActionDone" })

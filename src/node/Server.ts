@@ -40,6 +40,7 @@ import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
+import type { EngineVersions } from "../../services/node/Notices.js"
 import type { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import type { SecretBroker } from "../../services/node/SecretBroker.js"
 import { MarketplaceCatalog } from "../../services/node/MarketplaceCatalog.js"
@@ -80,6 +81,11 @@ export interface NodeOptions {
   readonly registryUrl?: string | null | undefined
   /** Service packages' processes; `undefined` builds the MCP runtime from CC_SERVICE_* settings. */
   readonly serviceRuntime?: Layer.Layer<ServiceRuntime> | undefined
+  /**
+   * The engine the host application runs and the newest it knows (engine-update notices); `undefined` reads
+   * CC_ENGINE_VERSION and CC_ENGINE_NEWEST, `null` knows none.
+   */
+  readonly engine?: EngineVersions | null | undefined
   /** The tile fetcher; tests replace it to see how the node answers each of its outcomes. */
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
@@ -205,7 +211,7 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provideMerge(base)
   )
   // The inbox acts through the engine, background work and the installer.
-  const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
+  const inbox = InboxLayer.layer(options.engine).pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
   // Package jobs tell the inbox when they end; GET /work and its cancel reach them through JobWork's wrappers
   // (their Activity and BackgroundWork come last below, so they are the ones the handlers get).
   // The audio player's placement fetches through the media fetcher.
