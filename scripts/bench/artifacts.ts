@@ -16,7 +16,8 @@
  *    guarantee), and `appendFile` alone (the page cache, no guarantee) for scale.
  * 5. Rounds run every variant in turn (the first one rotates), so all see the same load; the best round of each
  *    is compared. The load average and the cores other work kept busy just before the run are printed with it.
- * 6. Prints the table and rewrites its section of docs/benchmarks.md (not when run with Node flags such as
+ * 6. After the rounds, the pieces of a chunk outside the store, each timed alone (artifacts/pieces.ts).
+ * 7. Prints the tables and rewrites its section of docs/benchmarks.md (not when run with Node flags such as
  *    `--cpu-prof`, or with BENCH_ARTIFACTS_DOCS=0).
  *
  * Environment: BENCH_ARTIFACTS_MIB (default 48 per variant per round), BENCH_ARTIFACTS_ROUNDS (default 3),
@@ -42,6 +43,7 @@ import { serveApi } from "../../src/http/ServeApi.js"
 import { createServer } from "../../src/node/http/ClientError.js"
 import { ApiLive } from "../../src/node/Server.js"
 import type { RunMessage } from "./artifacts/client.js"
+import { measurePieces } from "./artifacts/pieces.js"
 import { startChild, stopAll } from "./Children.js"
 import { log, otherWorkCores, otherWorkLimit, positiveInt, root, writeDocs } from "./Common.js"
 
@@ -217,6 +219,7 @@ const main = Effect.gen(function*() {
     log(`round ${round + 1}: ${names.map((name) => `${name} ${results[name].at(-1)!.toFixed(0)} ms`).join(", ")}`)
   }
   if (only.length > 0) return yield* Effect.promise(() => stopAll())
+  const pieces = measurePieces()
   const mib = mibOf(chunksPerRun)
   const rate = (name: Variant) => mib / (Math.min(...results[name]) / 1000)
   const perChunk = (name: Variant) => Math.min(...results[name]) / chunksPerRun
@@ -240,7 +243,13 @@ const main = Effect.gen(function*() {
     "",
     `Node against raw durable appends in this run: ${percent("node", "synced")} (target at least 50 %); with the client in`,
     `the node's process ${percent("nodeInProcess", "synced")}; the store alone ${percent("store", "synced")}; node against appends`,
-    `that sync nothing: ${percent("node", "cached")}.`
+    `that sync nothing: ${percent("node", "cached")}.`,
+    "",
+    "Pieces of one chunk outside the store, timed in the same process right after the rounds (median of 200):",
+    "",
+    "| piece | ms |",
+    "|---|---|",
+    ...pieces.map((piece) => `| ${piece.label} | ${piece.ms.toFixed(3)} |`)
   ].join("\n")
   log(section)
   if (writesDocs) writeDocs("artifacts", section)

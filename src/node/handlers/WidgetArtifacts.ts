@@ -126,7 +126,7 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
         Effect.gen(function*() {
           const owner = yield* ownerOf(path.id, path.instanceId)
           yield* policy(owner, "chunks", "local-write")
-          const artifact = yield* store.append(owner, path.artifactId, payload.offset, fromBase64(payload.contentBase64))
+          const artifact = yield* store.append(owner, path.artifactId, payload.offset, payload.contentBase64)
           return { artifactRef: artifactRef(artifact) }
         }).pipe(wire))
       .handle("finalize", ({ path }) =>
