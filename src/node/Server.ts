@@ -12,6 +12,7 @@ import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as WidgetPlacementLive from "../../layers/node/widgets/Placement.js"
 import * as WidgetPressesLive from "../../layers/node/widgets/Presses.js"
 import * as WidgetViewsLive from "../../layers/node/widgets/Views.js"
+import * as MachineFileWritesLive from "../../layers/node/widgets/MachineFileWrites.js"
 import * as SqlWidgetPressLog from "../../layers/node/sql/SqlWidgetPressLog.js"
 import * as SqlLedger from "../../layers/node/ledger/SqlLedger.js"
 import * as PackageCredentialsLive from "../../layers/node/packages/PackageCredentials.js"
@@ -220,7 +221,11 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provide(core)
   )
   // Presses start turns, call package tools and start jobs: built on the same engine and tools as everything else.
-  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(Layer.provide(jobs), Layer.provide(core))
+  // Machine-surface file writes: their cards are task approvals, their policy the person's.
+  const widgets = Layer.mergeAll(WidgetPressesLive.layer, WidgetViewsLive.layer, MachineFileWritesLive.layer).pipe(
+    Layer.provide(jobs),
+    Layer.provide(core)
+  )
   return Layer.mergeAll(core, deletions, widgets, jobs)
 }
 

@@ -13,6 +13,7 @@ import {
   ArtifactNotFound,
   ArtifactStorageFull,
   ArtifactWriteRefused,
+  ApprovalsPending,
   FileWriteRefused
 } from "../../services/node/ArtifactErrors.js"
 import {
@@ -275,6 +276,7 @@ const rows: ReadonlyArray<Row> = [
     { field: "mimeType", reason: "type-mismatch" }
   ],
   [new FileWriteRefused({ reason: "deny-rule", operation: "artifacts.create" }), 403, "POLICY_REFUSED", { reason: "deny-rule" }],
+  [new ApprovalsPending({ surface: "cli-api", limit: 8 }), 429, "APPROVALS_PENDING", {}],
   [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
   [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
   [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
@@ -376,6 +378,7 @@ describe("toNodeError", () => {
       ArtifactStorageFull: true,
       ArtifactWriteRefused: true,
       FileWriteRefused: true,
+      ApprovalsPending: true,
       LastEventIdInvalid: true,
       ReferenceNotAvailable: true,
       QuestionNotFound: true,

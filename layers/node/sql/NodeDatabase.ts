@@ -16,6 +16,7 @@ import artifactWrites from "./migrations/0009_artifact_writes.js"
 import inbox from "./migrations/0010_inbox.js"
 import deletionPermits from "./migrations/0011_deletion_permits.js"
 import jobs from "./migrations/0012_jobs.js"
+import artifactStarters from "./migrations/0014_artifact_starters.js"
 
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
@@ -29,7 +30,8 @@ const loader = Migrator.fromRecord({
   "0009_artifact_writes": artifactWrites,
   "0010_inbox": inbox,
   "0011_deletion_permits": deletionPermits,
-  "0012_jobs": jobs
+  "0012_jobs": jobs,
+  "0014_artifact_starters": artifactStarters
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

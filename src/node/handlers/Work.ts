@@ -10,6 +10,8 @@ import { Activity } from "../../../services/node/Activity.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { BackgroundWork } from "../../../services/node/BackgroundWork.js"
 import { Ledger } from "../../../services/node/Ledger.js"
+import { isCard } from "../../../services/node/FileWriteRules.js"
+import { MachineFileWrites } from "../../../services/node/MachineFileWrites.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import { wire } from "../http/Errors.js"
@@ -22,6 +24,7 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     const activity = yield* Activity
     const engine = yield* TurnEngine
     const work = yield* BackgroundWork
+    const fileWrites = yield* MachineFileWrites
 
     return handlers
       .handle("list", ({ urlParams }) =>
@@ -70,6 +73,11 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
       .handle("decideTaskApproval", ({ path, payload }) =>
         Effect.gen(function*() {
           const approval = yield* tools.decide(path.taskId, path.approvalId, payload.decision, payload.digest)
+          // A widget file-write card continues no task: the machine client writes again (MachineFileWrites).
+          if (isCard(approval)) {
+            yield* fileWrites.decided(approval)
+            return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false }
+          }
           if (approval.status !== "granted") {
             return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false }
           }

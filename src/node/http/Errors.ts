@@ -36,6 +36,7 @@ import {
   writeProblemFields,
   writeProblemMessages
 } from "./RefusalMessages.js"
+import { fileWriteRefusals } from "./errors/FileWrites.js"
 
 /** Every domain error a node route can fail with. */
 export type NodeDomainError =
@@ -111,6 +112,7 @@ type Mapping = { readonly [Tag in NodeDomainError["_tag"]]: (error: Extract<Node
 
 /** One entry per domain error: the compiler refuses a domain error left unmapped. */
 const mapping: Mapping = {
+  ...fileWriteRefusals,
   // Conversations, turns, questions, host-controls
   ConversationNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No conversation ${quote(e.conversationId)}`),
   TurnNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No turn ${quote(e.taskId)} in this conversation`),

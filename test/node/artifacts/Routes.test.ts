@@ -324,34 +324,5 @@ describe("widget artifact routes", () => {
       }
       expect((yield* client.artifacts.get({ path: { artifactId: (created as any).artifactRef.artifactId } })).artifactRef.sizeBytes).toBe(0)
     })))
-
-  it.scoped("machine-surface writes go through the execution policy: deny rules refuse, asking refuses (no cards yet)", () =>
-    withNode(Effect.gen(function*() {
-      const node = yield* TestNode
-      const id = yield* conversation
-      const instanceId = yield* place(id)
-      const prefix = `${widgetPath(id, instanceId)}/artifacts`
-      // The default policy treats a machine surface like the person.
-      const created = yield* node.request("POST", prefix, { as: "cli-api", body: { mimeType: "text/plain" } })
-      expect(created.status).toBe(201)
-      const artifactId = created.body.artifactRef.artifactId
-      // With machineTurns = ask a local write still runs; a discard (destructive) would ask: refused, kept.
-      expect((yield* node.request("PUT", "/preferences/execution.machineTurns", { body: { value: "ask" } })).status).toBe(200)
-      const chunk = yield* node.request("POST", `${prefix}/${artifactId}/chunks`, {
-        as: "cli-api",
-        body: { offset: 0, contentBase64: b64("ok") }
-      })
-      expect(chunk.status).toBe(200)
-      const discard = yield* node.request("DELETE", `${prefix}/${artifactId}`, { as: "cli-api" })
-      expect([discard.status, discard.body.code, discard.body.reason]).toEqual([403, "POLICY_REFUSED", "asks-first"])
-      expect((yield* node.request("GET", `/artifacts/${artifactId}`)).status).toBe(200)
-      // The person's own discard is never asked about.
-      // A deny rule on the package refuses every write of it from any surface but the person's.
-      const rules = yield* node.request("PUT", "/preferences/execution.denyRules", { body: { value: [{ package: "@clark/notes" }] } })
-      expect(rules.status).toBe(200)
-      const denied = yield* node.request("POST", prefix, { as: "cli-api", body: { mimeType: "text/plain" } })
-      expect([denied.status, denied.body.code, denied.body.reason]).toEqual([403, "POLICY_REFUSED", "deny-rule"])
-      expect((yield* node.request("POST", prefix, { body: { mimeType: "text/plain" } })).status).toBe(201)
-      expect((yield* node.request("DELETE", `${prefix}/${artifactId}`)).status).toBe(200)
-    })))
+  // Machine-surface writes (policy, cards, the write right): MachineWrites.test.ts.
 })
