@@ -205,6 +205,16 @@ const main = Effect.gen(function*() {
   const only = (process.env.BENCH_ARTIFACTS_ONLY ?? "").split(",").filter((name) => name !== "")
   const names = (Object.keys(variants) as Array<Variant>).filter((name) => only.length === 0 || only.includes(name))
   const results = Object.fromEntries(names.map((name) => [name, [] as Array<number>])) as Record<Variant, Array<number>>
+  /** CPU time of this process (all its threads) per round: what a variant costs, whatever the machine's load. */
+  const cpu = Object.fromEntries(names.map((name) => [name, [] as Array<number>])) as Record<Variant, Array<number>>
+  const measured = (name: Variant) =>
+    Effect.gen(function*() {
+      const before = process.cpuUsage()
+      const elapsed = yield* variants[name]
+      const used = process.cpuUsage(before)
+      cpu[name].push((used.user + used.system) / 1000)
+      return elapsed
+    })
 
   // One warm-up of each (JIT, the first file, the client's connection), not counted.
   for (const name of names) yield* variants[name]
@@ -214,7 +224,7 @@ const main = Effect.gen(function*() {
   for (let round = 0; round < settings.rounds; round++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(round + k) % names.length]!
-      results[name].push(yield* variants[name])
+      results[name].push(yield* measured(name))
     }
     log(`round ${round + 1}: ${names.map((name) => `${name} ${results[name].at(-1)!.toFixed(0)} ms`).join(", ")}`)
   }
@@ -223,8 +233,9 @@ const main = Effect.gen(function*() {
   const mib = mibOf(chunksPerRun)
   const rate = (name: Variant) => mib / (Math.min(...results[name]) / 1000)
   const perChunk = (name: Variant) => Math.min(...results[name]) / chunksPerRun
+  const cpuPerChunk = (name: Variant) => Math.min(...cpu[name]) / chunksPerRun
   const percent = (a: Variant, b: Variant) => `${((rate(a) / rate(b)) * 100).toFixed(0)} %`
-  const row = (name: Variant, label: string) => `| ${label} | ${rate(name).toFixed(1)} | ${perChunk(name).toFixed(2)} |`
+  const row = (name: Variant, label: string) => `| ${label} | ${rate(name).toFixed(1)} | ${perChunk(name).toFixed(2)} | ${cpuPerChunk(name).toFixed(2)} |`
   const idle = otherCores <= otherWorkLimit
   const section = [
     "## Artifact chunk writes (`npm run bench:artifacts`)",
@@ -233,8 +244,8 @@ const main = Effect.gen(function*() {
     `round of each; measured ${new Date().toISOString().slice(0, 10)}, load average ${loadavg}, other work on ${otherCores.toFixed(2)} of`,
     `${os.cpus().length} cores just before the run (${idle ? "an idle machine" : "a loaded machine: figures move several-fold between runs; compare within one run"}).`,
     "",
-    "| writer | MiB/s | ms per chunk |",
-    "|---|---|---|",
+    "| writer | MiB/s | ms per chunk | CPU ms per chunk |",
+    "|---|---|---|---|",
     row("node", "node: POST …/artifacts/{id}/chunks over HTTP, client in its own process"),
     row("nodeInProcess", "node: the same, client in the node's process (fetch, JSON.stringify per chunk)"),
     row("store", "the store's append alone, in process (checks, write, datasync, row update)"),
@@ -243,7 +254,9 @@ const main = Effect.gen(function*() {
     "",
     `Node against raw durable appends in this run: ${percent("node", "synced")} (target at least 50 %); with the client in`,
     `the node's process ${percent("nodeInProcess", "synced")}; the store alone ${percent("store", "synced")}; node against appends`,
-    `that sync nothing: ${percent("node", "cached")}.`,
+    `that sync nothing: ${percent("node", "cached")}. CPU ms per chunk: this process's CPU time (all threads, user and`,
+    "system, the least of the rounds) over the chunks; for the first row that is the node's alone (the client runs",
+    "elsewhere). On a loaded machine it moves far less than the times do.",
     "",
     "Pieces of one chunk outside the store, timed in the same process right after the rounds (median of 200):",
     "",
