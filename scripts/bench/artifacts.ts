@@ -195,6 +195,8 @@ const main = Effect.gen(function*() {
 
   const variants = {
     node: Effect.promise(() => client.run(message)),
+    floor: Effect.promise(() => client.run({ ...message, mode: "floor" })),
+    tiny: Effect.promise(() => client.run({ ...message, chunkBytes: 3 })),
     nodeInProcess: inProcessRun,
     store: storeAppend,
     synced: Effect.promise(() => rawAppend(rawDir, true)),
@@ -235,7 +237,7 @@ const main = Effect.gen(function*() {
   const perChunk = (name: Variant) => Math.min(...results[name]) / chunksPerRun
   const cpuPerChunk = (name: Variant) => Math.min(...cpu[name]) / chunksPerRun
   const percent = (a: Variant, b: Variant) => `${((rate(a) / rate(b)) * 100).toFixed(0)} %`
-  const row = (name: Variant, label: string) => `| ${label} | ${rate(name).toFixed(1)} | ${perChunk(name).toFixed(2)} | ${cpuPerChunk(name).toFixed(2)} |`
+  const row = (name: Variant, label: string) => `| ${label} | ${name === "floor" || name === "tiny" ? "—" : rate(name).toFixed(1)} | ${perChunk(name).toFixed(2)} | ${cpuPerChunk(name).toFixed(2)} |`
   const idle = otherCores <= otherWorkLimit
   const section = [
     "## Artifact chunk writes (`npm run bench:artifacts`)",
@@ -247,6 +249,8 @@ const main = Effect.gen(function*() {
     "| writer | MiB/s | ms per chunk | CPU ms per chunk |",
     "|---|---|---|---|",
     row("node", "node: POST …/artifacts/{id}/chunks over HTTP, client in its own process"),
+    row("floor", "floor: as many GET /node over HTTP, client in its own process (a request without a body)"),
+    row("tiny", "the chunk route with 3-byte chunks, client in its own process (all but the body's size)"),
     row("nodeInProcess", "node: the same, client in the node's process (fetch, JSON.stringify per chunk)"),
     row("store", "the store's append alone, in process (checks, write, datasync, row update)"),
     row("synced", "raw fs: appendFile + datasync per chunk (the same guarantee)"),

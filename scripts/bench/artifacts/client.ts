@@ -4,7 +4,8 @@
  *
  * On each `run` message it writes `chunks` chunks of `chunkBytes` bytes, one at a time over one keep-alive
  * connection (node:http), in files of `chunksPerFile` chunks (created, written, then discarded so the widget's
- * storage never fills), and answers the milliseconds from the first chunk to the last answer. Each body is built
+ * storage never fills), and answers the milliseconds from the first chunk to the last answer; in `floor` mode
+ * as many GET /node requests instead. Each body is built
  * from buffers made once (the JSON around the base64 text), so the client costs little per chunk.
  */
 import * as http from "node:http"
@@ -18,6 +19,8 @@ export interface RunMessage {
   readonly chunks: number
   readonly chunksPerFile: number
   readonly chunkBytes: number
+  /** `floor`: as many GET /node requests instead, the cost of a request without a body. */
+  readonly mode?: "chunks" | "floor"
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
@@ -48,6 +51,11 @@ const run = async (message: RunMessage) => {
   const base64 = Buffer.from(Buffer.alloc(message.chunkBytes, 0x61).toString("base64"), "latin1")
   const head = (offset: number) => Buffer.from(`{"offset":${offset},"contentBase64":"`, "latin1")
   const tail = Buffer.from("\"}", "latin1")
+  if (message.mode === "floor") {
+    const started = performance.now()
+    for (let i = 0; i < message.chunks; i++) await request(baseUrl, headers, "GET", "/node")
+    return performance.now() - started
+  }
   const started = performance.now()
   let artifactId = ""
   let offset = 0
