@@ -101,7 +101,9 @@ export const TaskApprovalItem = Schema.Struct({
   origin: Surface,
   operationDigest: Schema.String,
   requestedAt: DateTimeString,
-  expiresAt: Schema.NullOr(DateTimeString)
+  expiresAt: Schema.NullOr(DateTimeString),
+  /** The step's whole input, as the card shows it (an offered action's input is at most 1,200 characters). */
+  input: Schema.optional(Schema.Unknown)
 }).annotations({ identifier: "TaskApprovalItem" })
 
 export const UnknownEffectItem = Schema.Struct({

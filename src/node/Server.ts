@@ -10,6 +10,8 @@ import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as WidgetPlacementLive from "../../layers/node/widgets/Placement.js"
+import * as OfferedActionsLive from "../../layers/node/widgets/OfferedActions.js"
+import * as JobApprovalsLive from "../../layers/node/jobs/JobApprovals.js"
 import * as WidgetPressesLive from "../../layers/node/widgets/Presses.js"
 import * as WidgetViewsLive from "../../layers/node/widgets/Views.js"
 import * as MachineFileWritesLive from "../../layers/node/widgets/MachineFileWrites.js"
@@ -60,6 +62,7 @@ import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { WidgetsLive } from "./handlers/Widgets.js"
+import { OfferedActionsLive as OfferedActionsHandlers } from "./handlers/OfferedActions.js"
 import { WorkLive } from "./handlers/Work.js"
 import { InboxLive } from "./handlers/Inbox.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
@@ -201,7 +204,7 @@ export const ServicesLive = (options: NodeOptions) => {
       })
   ).pipe(Layer.provide(credentials))
   // Placing the audio player fetches its source through the media fetcher (in `base`).
-  const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer).pipe(
+  const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer, OfferedActionsLive.layer).pipe(
     Layer.provideMerge(AudioPlayerLive.layer),
     Layer.provideMerge(runtime),
     Layer.provide(stores)
@@ -228,8 +231,10 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provide(core)
   )
   // Presses start turns, call package tools and start jobs: built on the same engine and tools as everything else.
-  // Machine-surface file writes: their cards are task approvals, their policy the person's.
+  // Machine-surface file writes: their cards are task approvals, their policy the person's. A job press the
+  // execution policy asks about waits for its card (JobApprovals), which the decide route settles.
   const widgets = Layer.mergeAll(WidgetPressesLive.layer, WidgetViewsLive.layer, MachineFileWritesLive.layer).pipe(
+    Layer.provideMerge(JobApprovalsLive.layer),
     Layer.provide(jobs),
     Layer.provide(core)
   )
@@ -256,6 +261,7 @@ export const ApiLive = (
       DeletionLive,
       AppIntentsLive,
       WidgetsLive,
+      OfferedActionsHandlers,
       ComposerLive,
       PendingGroupsLive
     ]),

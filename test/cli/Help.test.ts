@@ -109,7 +109,14 @@ describe("clark --help", () => {
         "publisher members add",
         "publisher members remove",
         "publisher verify",
-        "publisher claim"
+        "publisher claim",
+        "devices list",
+        "devices revoke",
+        "grants list",
+        "grants revoke",
+        "admin suspend",
+        "admin unsuspend",
+        "audit"
       ].map((command) => `market ${command}`)
     ]))
     expect(section(page, "Options")).toEqual([

@@ -74,6 +74,11 @@ import {
 import { EffectNotFound, EffectNotUnknown, LedgerUnavailable } from "../../services/node/LedgerErrors.js"
 import { NotImplementedYet } from "../../services/node/PendingErrors.js"
 import {
+  OfferedReportInvalid,
+  OfferedRequestAnswered,
+  OfferedRequestNotFound
+} from "../../services/node/OfferedActionErrors.js"
+import {
   ServiceCancelled,
   ServiceTimedOut,
   ServiceToolFailed,
@@ -353,7 +358,11 @@ const rows: ReadonlyArray<Row> = [
   [new JobUnavailable({ reason: "shutting-down" }), 503, "JOB_UNAVAILABLE", { reason: "shutting-down" }],
   [new WidgetNotHere({ instanceId: "wgt_1" }), 404, "INSTANCE_UNKNOWN", {}],
   [new ExportRefused({ reason: "not-a-table" }), 400, "INVALID_INPUT", { reason: "not-a-table" }],
-  [new ExportRefused({ reason: "unknown-column", column: "x", field: "sort" }), 400, "INVALID_INPUT", { reason: "unknown-column", field: "sort" }]
+  [new ExportRefused({ reason: "unknown-column", column: "x", field: "sort" }), 400, "INVALID_INPUT", { reason: "unknown-column", field: "sort" }],
+  // Offered actions: the app's report of what a widget did
+  [new OfferedRequestNotFound({ requestId: "ofr_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new OfferedRequestAnswered({ requestId: "ofr_1", status: "done" }), 409, "OFFERED_ACTION_ANSWERED", { requestId: "ofr_1", status: "done" }],
+  [new OfferedReportInvalid({ field: "code", reason: "refusal-needs-code" }), 400, "INVALID_INPUT", { field: "code", reason: "refusal-needs-code" }]
 ]
 
 describe("toNodeError", () => {
@@ -466,7 +475,10 @@ describe("toNodeError", () => {
       JobNotRunning: true,
       JobUnavailable: true,
       WidgetNotHere: true,
-      ExportRefused: true
+      ExportRefused: true,
+      OfferedRequestNotFound: true,
+      OfferedRequestAnswered: true,
+      OfferedReportInvalid: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))
   })

@@ -52,7 +52,8 @@ export const make = ({ approvals, directory, ledger, records, wait }: Sources) =
       origin: a.origin,
       operationDigest: a.operationDigest,
       requestedAt: a.requestedAt,
-      expiresAt: a.expiresAt
+      expiresAt: a.expiresAt,
+      input: a.input
     }))
     const effects = (yield* ledger.unknownEffects).map((e): WaitingItem => ({
       kind: "unknown-effect",

@@ -140,7 +140,7 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
           const widget = yield* widgetOf(path.id, path.instanceId)
           const clearance = yield* cleared(widget, "write", path.artifactId)
           if (clearance._tag === "Ask") return approvalRequired(clearance.approvalId)
-          const bytes = fromBase64(payload.contentBase64)
+          const bytes = payload.contentBase64
           const artifact = yield* store.append(widget.owner, path.artifactId, payload.offset, bytes)
           // The person's chunks are not audited (a row covers a file); a machine surface's every write is, without bytes.
           if ((yield* CurrentCaller).surface !== "person") {

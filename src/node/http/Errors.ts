@@ -28,6 +28,8 @@ import type { SecretError } from "../../../services/node/SecretErrors.js"
 import type { ExportRefused } from "../../../services/node/TableExport.js"
 import type { TileError } from "../../../services/node/TileErrors.js"
 import type { WidgetError } from "../../../services/node/WidgetErrors.js"
+import type { OfferedActionError } from "../../../services/node/OfferedActionErrors.js"
+import { offeredActionMapping } from "./errors/OfferedActions.js"
 import {
   pressFailures,
   pressInputMessages,
@@ -57,6 +59,7 @@ export type NodeDomainError =
   | ExportRefused
   | NotImplementedYet
   | WidgetError
+  | OfferedActionError
 
 /** At most this many characters of anything a client sent appear in a message. */
 export const quotedLength = 40
@@ -384,7 +387,8 @@ const mapping: Mapping = {
       { reason: e.reason, ...(e.field === undefined ? {} : { field: e.field }) }
     ),
   // Routes declared and not built yet
-  NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
+  NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`),
+  ...offeredActionMapping
 }
 
 /** The wire error of a domain error: its code, status (`.status`), message and members. */

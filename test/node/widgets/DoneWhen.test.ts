@@ -82,7 +82,7 @@ describe("issue 15, done when", () => {
       const artifactId = created.body.artifactRef.artifactId as string
       const chunk = yield* wire(client.widgetArtifacts.writeChunk({
         path: { ...w, artifactId },
-        payload: { offset: 0, contentBase64: b64(notes) },
+        payload: { offset: 0, contentBase64: new TextEncoder().encode(notes) },
         withResponse: true
       }))
       expect(chunk.body.artifactRef.sizeBytes).toBe(Buffer.byteLength(notes))
