@@ -21,7 +21,6 @@ import {
   InstanceUnknown,
   PressFailed,
   PressInputInvalid,
-  PressInterrupted,
   PressRateLimited,
   PressSchemaInvalid,
   PressUnsupported,
@@ -29,52 +28,13 @@ import {
   WidgetNotInstalled
 } from "../../../services/node/WidgetErrors.js"
 import { hostPackageId, type WidgetBinding, type WidgetInstance, WidgetInstances } from "../../../services/node/WidgetInstances.js"
-import { type PressRecord, type StoredAnswer, WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
-import { type ActionAnswer, type PressAnswer, WidgetPresses } from "../../../services/node/WidgetPresses.js"
+import { WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
+import { type PressAnswer, WidgetPresses } from "../../../services/node/WidgetPresses.js"
 import * as InputChecks from "../packages/InputChecks.js"
 import { agentRequest } from "./AgentPress.js"
 import { callOutcome } from "./CallOutcome.js"
 import * as InstalledCache from "./InstalledCache.js"
-
-type Outcome = Either.Either<ActionAnswer, PressFailed>
-
-/**
- * What a press does once its call was made (or its turn or job started): the writes that record it (timeline row,
- * revision), run in the same transaction as the stored answer and the audit row, answering the press's outcome.
- */
-type Settle = Effect.Effect<Outcome>
-
-const settled = (outcome: Outcome): Settle => Effect.succeed(outcome)
-
-const decodeFailed = Schema.decodeUnknownOption(PressFailed)
-
-/** A stored answer, answered again as it was. */
-const replay = (record: PressRecord, invocationId: string): Effect.Effect<PressAnswer, WidgetError> => {
-  switch (record.status) {
-    case "answered":
-      if (record.answer._tag === "Success") return Effect.succeed(record.answer.body as PressAnswer)
-      return Option.match(decodeFailed(record.answer.refusal), {
-        onNone: () => Effect.dieMessage("a stored press refusal cannot be read"),
-        onSome: Effect.fail
-      })
-    case "interrupted":
-    case "running":
-      // A running row with no press of this process behind it was cut off by a restart the start-up missed.
-      return Effect.fail(new PressInterrupted({ invocationId }))
-  }
-}
-
-/** A job press refused before anything started: nothing ran, nothing was recorded. */
-const notStarted = (
-  failure: "policy-refused" | "job-unavailable",
-  step: { readonly step: string; readonly status: "failed" | "not-run"; readonly code: string }
-): Outcome => Either.left(new PressFailed({ failure, outcome: "refused", mayHaveRun: false, recorded: false, workflow: [step] }))
-
-const stored = (outcome: Outcome): StoredAnswer =>
-  Either.match(outcome, {
-    onLeft: (failed) => ({ _tag: "Refusal", refusal: Schema.encodeSync(PressFailed)(failed) }),
-    onRight: (body) => ({ _tag: "Success", status: "approvalRequired" in body || body.outcome === "background" ? 202 : 200, body })
-  })
+import { notStarted, type Outcome, replay, type Settle, settled, stored } from "./PressAnswers.js"
 
 export const make = Effect.gen(function*() {
   const instances = yield* WidgetInstances
