@@ -3,11 +3,12 @@
  * questions, task approvals waiting for the person and unknown effects in the ledger. Jobs, background work and
  * widget actions are added by their own issues as further `ActivitySource`s (`layer([...sources])`).
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { type ActivitySource, ConversationActivity, type Unsettled } from "../../services/node/ConversationActivity.js"
 import { ConversationStore } from "../../services/node/ConversationStore.js"
 import { Jobs } from "../../services/node/Jobs.js"
 import { Ledger } from "../../services/node/Ledger.js"
+import { OfferedActions } from "../../services/node/OfferedActions.js"
 import { TaskApprovals } from "../../services/node/TaskApprovals.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
 import { WidgetPressLog } from "../../services/node/WidgetPressLog.js"
@@ -20,6 +21,8 @@ export const make = (extra: ReadonlyArray<ActivitySource>) =>
     const ledger = yield* Ledger
     const jobs = yield* Jobs
     const presses = yield* WidgetPressLog
+    // Optional: a node built without offered actions (tests of deletion alone) has none to wait for.
+    const offers = yield* Effect.serviceOption(OfferedActions)
     const own: ReadonlyArray<ActivitySource> = [
       (conversationId) =>
         Effect.map(engine.isRunning(conversationId), (running): ReadonlyArray<Unsettled> =>
@@ -44,6 +47,10 @@ export const make = (extra: ReadonlyArray<ActivitySource>) =>
           running ? [{ kind: "job", id: conversationId }] : []),
       (conversationId) =>
         Effect.map(presses.settling(conversationId), (settling): ReadonlyArray<Unsettled> =>
+          settling ? [{ kind: "widget-action", id: conversationId }] : []),
+      // An offered action handed to the app and not answered yet settles too.
+      (conversationId) =>
+        Option.isNone(offers) ? Effect.succeed([]) : Effect.map(offers.value.settling(conversationId), (settling): ReadonlyArray<Unsettled> =>
           settling ? [{ kind: "widget-action", id: conversationId }] : [])
     ]
     const sources = [...own, ...extra]

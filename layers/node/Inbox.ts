@@ -7,7 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Duration, Effect, Layer, Option, Ref } from "effect"
 import { createHash } from "node:crypto"
-import type { Notice, NoticeAction, WaitingItem } from "../../schema/node/Inbox.js"
+import type { Notice, NoticeAction } from "../../schema/node/Inbox.js"
 import type { Listing } from "../../schema/node/Package.js"
 import { PersonOnlyRefused } from "../../services/node/AccessErrors.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
@@ -33,6 +33,8 @@ import {
   checkSnooze,
   classifyAction,
   compareVersions,
+  engineUpdateOf,
+  type EngineVersions,
   isSkipped,
   type NoticeFacts,
   type NoticeRecord,
@@ -42,8 +44,11 @@ import {
 } from "../../services/node/Notices.js"
 import { PackageDirectory } from "../../services/node/PackageDirectory.js"
 import { PackageRecords } from "../../services/node/PackageRecords.js"
+import { PackageTools } from "../../services/node/PackageTools.js"
 import { TaskApprovals } from "../../services/node/TaskApprovals.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
+import { EngineConfig } from "./inbox/Engine.js"
+import * as Waiting from "./inbox/Waiting.js"
 import * as SqlNotices from "./sql/SqlNotices.js"
 
 /** The directory is asked for newer versions at most this often (it may ask the marketplace over the network). */
@@ -63,7 +68,7 @@ const packageOf = (notice: NoticeRecord) => {
   return { kind: notice.kind === "engine-update" ? "pi" as const : "package" as const, name, version }
 }
 
-export const make = Effect.gen(function*() {
+export const make = (engineVersions: EngineVersions | null) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const engine = yield* TurnEngine
   const work = yield* BackgroundWork
@@ -71,6 +76,7 @@ export const make = Effect.gen(function*() {
   const directory = yield* PackageDirectory
   const records = yield* PackageRecords
   const approvals = yield* TaskApprovals
+  const tools = yield* PackageTools
   const ledger = yield* Ledger
   const audit = yield* AuditLog
   const now = Effect.map(Clock.currentTimeMillis, iso)
@@ -85,6 +91,11 @@ export const make = Effect.gen(function*() {
       yield* notices.insert(id, notice)
       return id
     })
+
+  // A launch whose application knows a newer engine says so once per version (the same id on every launch, so a
+  // dismissed one stays dismissed); suppress and skip-version apply as to any update.
+  const engineNotice = engineUpdateOf(engineVersions)
+  if (engineNotice !== null) yield* notify(engineNotice)
 
   /** A notice for each installed marketplace package the directory lists in a newer, unskipped version. */
   const checkUpdates = Effect.gen(function*() {
@@ -121,9 +132,11 @@ export const make = Effect.gen(function*() {
 
   const factsOf = (page: ReadonlyArray<SqlNotices.StoredNotice>, listings: ReadonlyMap<string, Listing> | null) =>
     Effect.gen(function*() {
-      const installed = page.some((n) => n.kind === "package-update")
-        ? new Map((yield* records.installed).map((p) => [p.packageId, p.version]))
-        : new Map<string, string>()
+      const installedPackages = page.some((n) => n.kind === "package-update" || n.kind === "task-approval-expired")
+        ? yield* records.installed
+        : []
+      const installed = new Map(installedPackages.map((p) => [p.packageId, p.version]))
+      const digests = new Map(installedPackages.map((p) => [p.packageId, p.digest]))
       return (notice: SqlNotices.StoredNotice): NoticeFacts => ({
         conversationExists: notice.conversationExists === null ? null : notice.conversationExists !== 0,
         workExists: notice.workExists !== 0,
@@ -132,6 +145,9 @@ export const make = Effect.gen(function*() {
             installedVersion: installed.get(packageOf(notice).name) ?? null,
             listed: listings === null || listings.size === 0 ? undefined : listings.has(packageOf(notice).name)
           }
+          : {}),
+        ...(notice.kind === "task-approval-expired"
+          ? { packageCurrent: digests.get(String(notice.data.packageId)) === notice.data.packageDigest }
           : {})
       })
     })
@@ -148,6 +164,8 @@ export const make = Effect.gen(function*() {
       ref: { kind: "notice", id: notice.id },
       conversationId: notice.conversationId,
       ...(notice.kind === "work-failed" ? { workId: subject, taskId: subject } : str("taskId")),
+      // A job is work too (GET /work lists it under its job id).
+      ...(notice.kind === "job-ended" ? { workId: subject } : {}),
       ...(notice.kind === "unknown-effect" ? { effectId: subject } : {}),
       ...(notice.kind === "question-expired" ? { questionId: subject } : {}),
       ...(updateKinds.has(notice.kind)
@@ -162,46 +180,15 @@ export const make = Effect.gen(function*() {
     }
   }
 
-  const waiting = Effect.gen(function*() {
-    const at = yield* now
-    const installs = (yield* records.waiting).filter((a) => a.expiresAt > at).map((a): WaitingItem => ({
-      kind: "install-approval",
-      approvalId: a.approvalId,
-      package: a.packageId,
-      version: a.version,
-      asks: a.asksFor,
-      riskTier: a.riskTier,
-      operationDigest: a.operationDigest,
-      requestedAt: a.requestedAt,
-      expiresAt: a.expiresAt
-    }))
-    const tasks = (yield* approvals.waiting).filter((a) => a.expiresAt > at).map((a): WaitingItem => ({
-      kind: "task-approval",
-      approvalId: a.approvalId,
-      taskId: a.taskId,
-      conversationId: a.conversationId,
-      summary: `${a.packageId} · ${a.tool}`,
-      origin: a.origin,
-      operationDigest: a.operationDigest,
-      requestedAt: a.requestedAt,
-      expiresAt: a.expiresAt
-    }))
-    const effects = (yield* ledger.unknownEffects).map((e): WaitingItem => ({
-      kind: "unknown-effect",
-      effectId: e.effectId,
-      taskId: e.taskId,
-      conversationId: e.conversationId,
-      summary: e.summary,
-      recordedAt: e.recordedAt
-    }))
-    return { items: [...installs, ...tasks, ...effects], unknownEffects: new Set(effects.map((e) => e.kind === "unknown-effect" ? e.effectId : "")) }
-  })
+  const waiting = Waiting.make({ records, approvals, ledger, directory, wait: updateCheckWait })
 
   /** A notice the inbox no longer shows: a skipped version, an unknown effect the person already answered. */
   const hidden = (skipped: ReadonlyArray<{ kind: string; name: string; version: string }>, unknown: ReadonlySet<string>) =>
   (notice: NoticeRecord) => {
     if (updateKinds.has(notice.kind)) {
       const pkg = packageOf(notice)
+      // The application runs that engine now (or a newer one): the notice is no longer news.
+      if (pkg.kind === "pi" && engineVersions !== null && compareVersions(pkg.version, engineVersions.running) <= 0) return true
       return isSkipped(pkg.version, skipped.filter((s) => s.kind === pkg.kind && s.name === pkg.name).map((s) => s.version))
     }
     return notice.kind === "unknown-effect" && notice.subjectId !== null && !unknown.has(notice.subjectId)
@@ -264,6 +251,21 @@ export const make = Effect.gen(function*() {
         })
     })
 
+  /** Ask-again of an expired task approval: the same operation asked anew, once. */
+  const askApprovalAgain = (notice: NoticeRecord) =>
+    Effect.gen(function*() {
+      const outcome = yield* tools.askAgain(notice.subjectId ?? "")
+      switch (outcome._tag) {
+        case "AskedAgain":
+          return done(notice.id, "ask-again", { approvalId: outcome.approval.approvalId, taskId: outcome.approval.taskId })
+        case "PackageGone":
+          return yield* new ActionUnavailable({ noticeId: notice.id, action: "ask-again", reason: "package-gone" })
+        case "NotExpired":
+        case "AlreadyAskedAgain":
+          return yield* new ActionNotOffered({ noticeId: notice.id, action: "ask-again" })
+      }
+    })
+
   const perform = (notice: NoticeRecord, action: NoticeAction, until: string | undefined, caller: Parameters<Inbox["Type"]["act"]>[3]) =>
     Effect.gen(function*() {
       const at = yield* Clock.currentTimeMillis
@@ -296,6 +298,7 @@ export const make = Effect.gen(function*() {
           return done(notice.id, action, { workId: retried.workId })
         }
         case "ask-again": {
+          if (notice.kind === "task-approval-expired") return yield* askApprovalAgain(notice)
           const asked = yield* engine.askAgain(notice.conversationId ?? "", notice.subjectId ?? "")
           return done(notice.id, action, asked.askedAgainAs === undefined ? {} : { questionId: asked.askedAgainAs })
         }
@@ -377,4 +380,6 @@ export const make = Effect.gen(function*() {
   return Inbox.of({ read, act, skipVersion, removeSkipped, notify })
 })
 
-export const layer = Layer.effect(Inbox, make)
+/** `undefined` reads the engine's versions from CC_ENGINE_VERSION and CC_ENGINE_NEWEST; `null` knows none. */
+export const layer = (engine?: EngineVersions | null) =>
+  Layer.effect(Inbox, engine === undefined ? Effect.flatMap(Effect.orDie(EngineConfig), make) : make(engine))

@@ -18,6 +18,7 @@ import { PackageTools } from "../../services/node/PackageTools.js"
 import { decide } from "../../services/node/Steering.js"
 import { Transactions } from "../../services/node/Transactions.js"
 import { placeWidgetTool, WidgetPlacement } from "../../services/node/WidgetPlacement.js"
+import { OfferedActions, performTool } from "../../services/node/OfferedActions.js"
 import { type Submission, type Ticket, TurnEngine } from "../../services/node/TurnEngine.js"
 import * as Agent from "./turns/Agent.js"
 import * as Checkpoints from "./turns/Checkpoints.js"
@@ -54,6 +55,7 @@ export const make = (settings: TurnSettings) =>
     // Optional: an engine without packages (tests of the engine alone) offers only its own tools.
     const packageTools = yield* Effect.serviceOption(PackageTools)
     const placement = yield* Effect.serviceOption(WidgetPlacement)
+    const offers = yield* Effect.serviceOption(OfferedActions)
     const transactions = yield* Transactions
     const composer = yield* Composer
     const turns = yield* FiberSet.make<void>()
@@ -156,7 +158,10 @@ export const make = (settings: TurnSettings) =>
           yield* prune(turn.conversationId, state)
         }))
 
-    const runTool = Tools.runner({ askUserQuestion: questions.ask, hostControl: hostControl.run }, packageTools, placement)
+    const runTool = Tools.runner({ askUserQuestion: questions.ask, hostControl: hostControl.run }, packageTools, placement, {
+      service: offers,
+      emit: (turn, data) => agent.emit(turn, "widget-action-requested", data)
+    })
 
     const agent = Agent.make({
       store,
@@ -164,7 +169,7 @@ export const make = (settings: TurnSettings) =>
       checkpoints,
       wallClock: settings.wallClock,
       runTool,
-      nodeTools: Option.isSome(placement) ? [placeWidgetTool] : [],
+      nodeTools: [...(Option.isSome(placement) ? [placeWidgetTool] : []), ...(Option.isSome(offers) ? [performTool] : [])],
       packageTools: Option.match(packageTools, { onNone: () => Effect.succeed([]), onSome: (tools) => tools.offered }),
       ended,
       nextSteers: (turn) =>

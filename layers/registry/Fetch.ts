@@ -50,6 +50,17 @@ export const get = <E>(options: Get<E>) =>
     if (response.status < 200 || response.status >= 300) return { status: response.status, body: Buffer.alloc(0) } satisfies Fetched
     const declared = Number(response.headers["content-length"])
     if (Number.isFinite(declared) && declared > options.limit) return yield* options.tooLarge()
+    // A declared length within the limit, not content-encoded, is read in one piece: HTTP/1.1 framing ends
+    // the body at that length (more bytes are a protocol error, not more body), and the per-chunk stream costs
+    // a packument or a small tarball more CPU than the request itself (bench:indexer, docs/benchmarks.md). An
+    // encoded body might be decoded by a client to more than it declared, so it is counted as it streams.
+    const encoding = response.headers["content-encoding"]
+    if (response.headers["content-length"] !== undefined && Number.isFinite(declared) && (encoding === undefined || encoding === "identity")) {
+      const whole = new Uint8Array(yield* response.arrayBuffer.pipe(Effect.mapError((cause) => unavailable(transportProblem(cause)))))
+      if (whole.byteLength > options.limit) return yield* options.tooLarge()
+      options.onChunk?.(whole)
+      return { status: response.status, body: Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength) } satisfies Fetched
+    }
     const chunks: Array<Uint8Array> = []
     let size = 0
     yield* response.stream.pipe(

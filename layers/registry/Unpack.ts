@@ -67,14 +67,22 @@ const below = (raw: string) => {
 const escapes = (raw: string) =>
   raw.startsWith("/") || raw.startsWith("\\") || /^[a-zA-Z]:/.test(raw) || raw.split(/[/\\]/).includes("..")
 
+/** What the listing pass saw: every file's path below npm's `package/` folder, and the bytes `keep` admitted. */
+export interface TarListing {
+  readonly files: ReadonlySet<string>
+  readonly kept: ReadonlyMap<string, Buffer>
+}
+
 /**
  * Reads every header of the raw tar and refuses on the first entry a package may not hold. Counts follow
  * the folder scan's rules: a folder `depth` levels down is too deep, and folders implied by a file's path
- * count as folders.
+ * count as folders. The bytes of admitted files `keep` names are kept in memory, in the same pass (a refused
+ * tarball's are dropped with it), so a reader needs no second parse.
  */
-export const inspect = (tarBytes: Buffer, limits: Limits, refuse: Refuse) =>
-  Effect.async<void, TarballRefused>((resume) => {
+export const inspect = (tarBytes: Buffer, limits: Limits, refuse: Refuse, keep: (path: string) => boolean = () => false) =>
+  Effect.async<TarListing, TarballRefused>((resume) => {
     const files = new Set<string>()
+    const kept = new Map<string, Buffer>()
     const folders = new Set<string>()
     let bytes = 0
     let refused: TarballRefused | undefined
@@ -110,17 +118,21 @@ export const inspect = (tarBytes: Buffer, limits: Limits, refuse: Refuse) =>
       zstd: false,
       onReadEntry: (entry) => {
         refused ??= check(entry)
-        entry.resume()
+        const path = refused === undefined && fileTypes.has(entry.type) ? below(entry.path)?.join("/") : undefined
+        if (path === undefined || !keep(path)) return void entry.resume()
+        const chunks: Array<Buffer> = []
+        entry.on("data", (chunk: Buffer) => void chunks.push(chunk))
+        entry.on("end", () => void kept.set(path, Buffer.concat(chunks)))
       }
     })
     let settled = false
-    const settle = (outcome: Effect.Effect<void, TarballRefused>) => {
+    const settle = (outcome: Effect.Effect<TarListing, TarballRefused>) => {
       if (settled) return
       settled = true
       resume(outcome)
     }
     parser.on("error", () => settle(Effect.fail(refused ?? refuse("malformed"))))
-    parser.on("end", () => settle(refused === undefined ? Effect.void : Effect.fail(refused)))
+    parser.on("end", () => settle(refused === undefined ? Effect.succeed({ files, kept }) : Effect.fail(refused)))
     parser.end(tarBytes)
   })
 

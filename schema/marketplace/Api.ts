@@ -30,6 +30,7 @@ import {
 } from "./Package.js"
 import { PagePath, PageParams, PublishedPage } from "./Page.js"
 import { PageAdminGroup } from "./PageAdmin.js"
+import { PublishersGroup } from "./Publishers.js"
 import { Authentication } from "./Security.js"
 import { Health, UnhealthyWire } from "./System.js"
 import { IndexJob, ReindexRequest, SubmissionList, SubmissionPath, SubmissionResult, SubmitRequest, Submission } from "./Submission.js"
@@ -307,6 +308,7 @@ export class MarketplaceApi extends HttpApi.make("marketplace")
   .add(CredentialsGroup)
   .add(AdminGroup)
   .add(PublishGroup)
+  .add(PublishersGroup)
   .addError(InternalErrorWire)
   .prefix("/api/v1")
   .annotateContext(

@@ -34,6 +34,7 @@ import { PackagesGroup } from "./Package.js"
 import { PreferencesGroup } from "./Preferences.js"
 import { AppIntentsGroup, ThemesGroup } from "./Theme.js"
 import { WidgetsGroup } from "./Widget.js"
+import { OfferedActionsGroup } from "./OfferedAction.js"
 
 /**
  * The description as served: valid OpenAPI 3.1, and without Effect's own
@@ -169,6 +170,7 @@ export class NodeApi extends HttpApi.make("node")
   .add(ComposerGroup)
   .add(DeletionGroup)
   .add(WidgetsGroup)
+  .add(OfferedActionsGroup)
   .add(WidgetArtifactsGroup)
   .add(ArtifactsGroup)
   .add(InboxGroup)

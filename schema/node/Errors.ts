@@ -59,6 +59,7 @@ export const statusOfCode = {
   CONVERSATION_BUSY: 409,
   DELETION_PERMIT_INVALID: 409,
   HOST_CONTROL_ANSWERED: 409,
+  OFFERED_ACTION_ANSWERED: 409,
   THEME_LOW_CONTRAST: 409,
   THEME_PROTECTED: 409,
   THEME_NOT_INSTALLED: 409,
@@ -210,6 +211,8 @@ const membersOfCode: { readonly [Code in NodeErrorCode]?: Schema.Struct.Fields }
   ALREADY_RETRIED: { retriedAs: Schema.optional(Schema.String) },
   WORK_NOT_RETRYABLE: { status: Schema.optional(Schema.String) },
   BACKGROUND_BUSY: { reason: Schema.optional(Schema.String) },
+  /** What the offered-action request already is (done, refused, unknown, …): the first answer stands. */
+  OFFERED_ACTION_ANSWERED: { requestId: Schema.optional(Schema.String), status: Schema.optional(Schema.String) },
   // `offline` as GET /map-tiles says it (OfflineReason in Maps.ts, which depends on this module).
   MAP_TILE_KEY_UNAVAILABLE: {
     offline: Schema.optional(Schema.Literal("no-provider", "key-unavailable", "key-origin-mismatch"))

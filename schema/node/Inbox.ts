@@ -101,7 +101,9 @@ export const TaskApprovalItem = Schema.Struct({
   origin: Surface,
   operationDigest: Schema.String,
   requestedAt: DateTimeString,
-  expiresAt: Schema.NullOr(DateTimeString)
+  expiresAt: Schema.NullOr(DateTimeString),
+  /** The step's whole input, as the card shows it (an offered action's input is at most 1,200 characters). */
+  input: Schema.optional(Schema.Unknown)
 }).annotations({ identifier: "TaskApprovalItem" })
 
 export const UnknownEffectItem = Schema.Struct({
@@ -167,6 +169,9 @@ export const NoticeActionDone = Schema.Struct({
   workId: Schema.optional(Schema.String),
   version: Schema.optional(Schema.String),
   questionId: Schema.optional(Schema.String),
+  /** Ask-again of an expired task approval: the new approval and its task. */
+  approvalId: Schema.optional(Schema.String),
+  taskId: Schema.optional(Schema.String),
   pendingCapabilities: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
   deniedCapabilities: Schema.optional(Schema.Int.pipe(Schema.nonNegative()))
 }).annotations({ identifier: "NoticeActionDone" })

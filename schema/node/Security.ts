@@ -25,6 +25,11 @@ export const appChannelHeader = "x-app-channel"
 export interface Caller {
   readonly surface: Surface
   readonly channel: Channel
+  /**
+   * The relay connection a request came over (set by the relay, never from a request); absent elsewhere. What the
+   * node grants over the relay (a file write right) is held by that connection only.
+   */
+  readonly connection?: string | undefined
 }
 
 export class CurrentCaller extends Context.Tag("clark/node/CurrentCaller")<CurrentCaller, Caller>() {}

@@ -119,7 +119,13 @@ export type Decision = typeof Decision.Type
 /** `digest` is the `operationDigest` shown in the inbox. */
 export const DecisionRequest = Schema.Struct({
   decision: Decision,
-  digest: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+  digest: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  /**
+   * The widget instances the deciding page shows (docs/decisions.md, "Offered actions and job approvals"): an
+   * offered action's card granted from a page that shows its widget is performed; absent (the inbox) or without
+   * it, the grant is recorded as approved, not performed, and nothing is sent.
+   */
+  shownInstanceIds: Schema.optional(Schema.Array(LookupId).pipe(Schema.maxItems(200)))
 }).annotations({ identifier: "DecisionRequest" })
 
 export const TaskApprovalPath = Schema.Struct({ taskId: LookupId, approvalId: LookupId })
@@ -129,7 +135,12 @@ export const TaskApprovalDecided = Schema.Struct({
   taskId: Schema.String,
   approvalId: Schema.String,
   decision: Decision,
-  redispatched: Schema.Boolean
+  redispatched: Schema.Boolean,
+  /** An offered action's card: whether the action was handed to the widget, and its request. */
+  performed: Schema.optional(Schema.Boolean),
+  requestId: Schema.optional(Schema.String),
+  /** A job press's card: the job the grant started (null when the node could not start it). */
+  jobId: Schema.optional(Schema.NullOr(Schema.String))
 }).annotations({ identifier: "TaskApprovalDecided" })
 
 export class WorkGroup extends HttpApiGroup.make("work")

@@ -19,7 +19,7 @@ export class Submissions extends Context.Tag("clark/marketplace/Submissions")<Su
   readonly listMine: (userId: string) => Effect.Effect<ReadonlyArray<Submission>>
   /**
    * A curator's re-index of a catalogue package: its version (or latest) queued again and written anew even
-   * when already indexed with the same bytes.
+   * when already indexed with the same bytes. Audited as `curation.reindex` by `actorId`, in the same transaction.
    */
-  readonly reindex: (packageName: string, version: string | undefined) => Effect.Effect<IndexJob, PackageNotFound>
+  readonly reindex: (packageName: string, version: string | undefined, actorId: string) => Effect.Effect<IndexJob, PackageNotFound>
 }>() {}

@@ -48,11 +48,17 @@ export { InstanceUnknown }
 
 /**
  * A widget file write from a machine surface that the person's execution policy does not run: a deny rule
- * matched, or the policy asks first (file-write approval cards are not built yet, so nothing is written).
+ * matched (`asks-first` is no longer raised: a write the policy asks about gets an approval card).
  */
 export class FileWriteRefused extends Data.TaggedError("FileWriteRefused")<{
   readonly reason: "deny-rule" | "asks-first"
   readonly operation: string
+}> {}
+
+/** More than 8 file-write cards of one surface wait in one conversation: nothing asked, nothing written. */
+export class ApprovalsPending extends Data.TaggedError("ApprovalsPending")<{
+  readonly surface: string
+  readonly limit: number
 }> {}
 
 export type ArtifactError =
@@ -63,3 +69,4 @@ export type ArtifactError =
   | ArtifactWriteRefused
   | InstanceUnknown
   | FileWriteRefused
+  | ApprovalsPending

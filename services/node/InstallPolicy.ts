@@ -4,6 +4,29 @@
  */
 import type { Manifest } from "../../schema/node/Manifest.js"
 
+/** What an install approval is bound to, and what a listing publishes, as far as the check needs them. */
+export interface ApprovalBinding {
+  readonly version: string
+  readonly source: "local" | "marketplace"
+  readonly digest: string
+  readonly contentDigest: string
+}
+export interface ListingBinding {
+  readonly version: string
+  readonly source: "local" | "marketplace"
+  readonly digest: string
+  readonly contentDigest?: string | null | undefined
+}
+
+/**
+ * Does the directory still publish exactly what the approval asked about: the same version and digest (a local
+ * folder's content digest, a marketplace listing's registry digest)? A grant installs only then, and the inbox
+ * lists the approval only then.
+ */
+export const stillPublished = (approval: ApprovalBinding, listing: ListingBinding | undefined): boolean =>
+  listing !== undefined && listing.version === approval.version &&
+  (listing.source === "local" ? listing.contentDigest === approval.contentDigest : listing.digest === approval.digest)
+
 /** `execution.installs` (docs/decisions.md, "Package install policy"). */
 export const installModes = ["ask-when-reaching-out", "always-ask", "off"] as const
 export type InstallMode = typeof installModes[number]

@@ -15,6 +15,7 @@ export type NoticeKind =
   | "question-expired"
   | "unknown-effect"
   | "install-approval-expired"
+  | "task-approval-expired"
   | "work-failed"
   | "package-update"
   | "engine-update"
@@ -44,6 +45,8 @@ export interface NoticeFacts {
   /** Package updates: the installed version (null when not installed) and whether the directory still lists it. */
   readonly installedVersion?: string | null | undefined
   readonly listed?: boolean | undefined
+  /** Expired task approvals: whether the package is still installed with the bytes the approval named. */
+  readonly packageCurrent?: boolean | undefined
 }
 
 export interface Offered {
@@ -96,6 +99,35 @@ export const compareVersions = (a: string, b: string): number => {
   return 0
 }
 
+// ---------------------------------------------------------------------------
+// The engine's versions
+
+/**
+ * The assistant engine's versions as the host application passes them at launch (CC_ENGINE_VERSION and
+ * CC_ENGINE_NEWEST): the one it runs, and the newest its release channel knows, which arrives with the next
+ * application release. The node itself never downloads an engine.
+ */
+export interface EngineVersions {
+  readonly running: string
+  readonly newest: string
+}
+
+/** The name of the engine in skipped versions (`kind: pi`) and on its notices. */
+export const engineName = "engine"
+
+/** A version as the engine's settings take it: semantic, `1.2.3` with an optional pre-release. */
+export const isEngineVersion = (text: string) => /^\d{1,9}\.\d{1,9}\.\d{1,9}(?:-[0-9A-Za-z.-]{1,64})?$/.test(text)
+
+/** The notice a launch with these versions calls for: one per newer version, none when it runs the newest. */
+export const engineUpdateOf = (engine: EngineVersions | null) =>
+  engine === null || compareVersions(engine.newest, engine.running) <= 0 ? null : {
+    kind: "engine-update",
+    conversationId: null,
+    subjectId: `${engineName}@${engine.newest}`,
+    data: { name: engineName, version: engine.newest, runningVersion: engine.running },
+    source: "pi:engine"
+  }
+
 /** A version is hidden once it, or a newer one, of the same package was skipped. */
 export const isSkipped = (version: string, skipped: ReadonlyArray<string>) =>
   skipped.some((s) => compareVersions(s, version) >= 0)
@@ -119,6 +151,11 @@ const kindRules: Record<string, KindRule> = {
   "question-expired": (_, facts) => [offer("ask-again", conversationGone(facts))],
   "unknown-effect": () => [],
   "install-approval-expired": () => [],
+  // Ask-again asks the same operation anew, once: after that the new approval waits in the inbox itself.
+  "task-approval-expired": (notice, facts) =>
+    typeof notice.data.askedAgainAs === "string"
+      ? []
+      : [offer("ask-again", conversationGone(facts) ?? (facts.packageCurrent === false ? "package-gone" : undefined))],
   "work-failed": (_, facts) => [
     offer("retry", conversationGone(facts) ?? (facts.workExists === false ? "work-gone" : undefined))
   ],
@@ -232,8 +269,19 @@ export const wordsOf = (kind: string, data: Readonly<Record<string, unknown>>): 
         title: "An install approval expired",
         body: `${text(data, "packageId", "A package")} ${text(data, "version", "")} was not installed.`.replace(/\s+\./, ".")
       }
+    case "task-approval-expired":
+      return { title: "An approval expired", body: `${text(data, "summary", "A step")} was not run.` }
     case "work-failed":
       return { title: "Background work did not finish", body: text(data, "note", "") }
+    case "job-ended": {
+      const status = text(data, "status", "")
+      const title = status === "completed"
+        ? "A background job finished"
+        : status === "cancelled"
+        ? "A background job was cancelled"
+        : "A background job failed"
+      return { title, body: text(data, "text", "") }
+    }
     case "package-update":
       return { title: "A package update is available", body: `${text(data, "name", "")} ${text(data, "version", "")}`.trim() }
     case "engine-update":

@@ -12,6 +12,15 @@ import type { ToolSpec } from "./ModelProvider.js"
 import type { TaskApproval } from "./TaskApprovals.js"
 import type { ApprovalAlreadyDecided, ApprovalExpired, ApprovalForged, ApprovalNotFound } from "./PackageErrors.js"
 
+/** What ask-again of an expired task approval did, or why it could not. */
+export type AskAgainOutcome =
+  | { readonly _tag: "AskedAgain"; readonly approval: TaskApproval }
+  /** Not an expired approval, or asked again already (by an identical press, say). */
+  | { readonly _tag: "NotExpired" }
+  | { readonly _tag: "AlreadyAskedAgain" }
+  /** The package is gone, or installed with other bytes: a grant would approve an operation that cannot run. */
+  | { readonly _tag: "PackageGone" }
+
 /** The turn a call belongs to. */
 export interface CallContext {
   readonly taskId: string
@@ -67,6 +76,11 @@ export class PackageTools extends Context.Tag("clark/node/PackageTools")<Package
   >
   /** Records the run a grant started. */
   readonly continued: (approvalId: string, taskId: string) => Effect.Effect<void>
+  /**
+   * Ask-again of an expired task approval (the inbox's notice action): the same operation asked anew, with a
+   * new approval id and a new lifetime. Once per expired approval.
+   */
+  readonly askAgain: (approvalId: string) => Effect.Effect<AskAgainOutcome>
   /** Stops every package service that ran (emergency stop); answers how many were running. */
   readonly stopAll: Effect.Effect<number>
 }>() {}

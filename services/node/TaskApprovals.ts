@@ -31,11 +31,19 @@ export interface TaskApproval {
 
 export class TaskApprovals extends Context.Tag("clark/node/TaskApprovals")<TaskApprovals, {
   readonly insert: (approval: TaskApproval) => Effect.Effect<void>
+  /**
+   * The approval asked again in place of an expired one: marks the expired one's notice as asked again and
+   * inserts `approval`, in one transaction; false (nothing written) when it was asked again already.
+   */
+  readonly askAgain: (expiredId: string, approval: TaskApproval) => Effect.Effect<boolean>
   readonly get: (approvalId: string) => Effect.Effect<Option.Option<TaskApproval>>
   readonly waiting: Effect.Effect<ReadonlyArray<TaskApproval>>
   /** A granted, unused approval of this conversation for exactly this operation. */
   readonly grantedFor: (conversationId: string, operationDigest: string) => Effect.Effect<Option.Option<TaskApproval>>
-  /** Moves the approval from one of `from` to `to`; false when it was in none of them. */
+  /**
+   * Moves the approval from one of `from` to `to`; false when it was in none of them. Into `expired`, it writes
+   * the notice that says so (kind `task-approval-expired`) in the same transaction.
+   */
   readonly transition: (
     approvalId: string,
     from: ReadonlyArray<TaskApprovalStatus>,

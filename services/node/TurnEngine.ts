@@ -22,7 +22,15 @@ import type { Route } from "./Steering.js"
 
 export type { Route } from "./Steering.js"
 
-export type TurnEventName = "delta" | "reasoning" | "tool-start" | "tool-end" | "host-control" | "error" | "done"
+export type TurnEventName =
+  | "delta"
+  | "reasoning"
+  | "tool-start"
+  | "tool-end"
+  | "host-control"
+  | "widget-action-requested"
+  | "error"
+  | "done"
 
 export interface TurnEvent {
   /** The task whose log holds the event; null for an answer that ran no turn (an app intent), never resumable. */

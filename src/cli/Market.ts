@@ -2,7 +2,7 @@
  * `clark market …`: a client of a running marketplace through the typed client
  * derived from its HttpApi contract, with a command for every operation:
  * health, packages and search, categories, collections, pages, the signed-in
- * account, and the curator's commands.
+ * account and its credentials, the curator's and the admin's commands.
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
@@ -10,8 +10,11 @@ import * as Options from "@effect/cli/Options"
 import { Option } from "effect"
 import { Isolation, Sort } from "../../schema/marketplace/Package.js"
 import { me } from "./market/Account.js"
+import { admin, audit } from "./market/Admin.js"
 import { collection, curate } from "./market/Curation.js"
+import { devices, grants } from "./market/Links.js"
 import { pages } from "./market/Pages.js"
+import { publisher } from "./market/Publishers.js"
 import { tokens } from "./market/Tokens.js"
 import { categories, collections, health, page, versions } from "./market/Reads.js"
 import * as Render from "./market/Render.js"
@@ -118,6 +121,11 @@ export const market = Command.make("market").pipe(
     collection,
     submit,
     pages,
-    tokens
+    tokens,
+    publisher,
+    devices,
+    grants,
+    admin,
+    audit
   ])
 )

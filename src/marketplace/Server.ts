@@ -19,6 +19,8 @@ import * as SqlCatalogVersion from "../../layers/marketplace/sql/SqlCatalogVersi
 import * as SqlPageStore from "../../layers/marketplace/sql/SqlPageStore.js"
 import * as SqlRateLimits from "../../layers/marketplace/sql/SqlRateLimits.js"
 import * as SqlSubmissions from "../../layers/marketplace/sql/SqlSubmissions.js"
+import * as SqlPublishers from "../../layers/marketplace/sql/SqlPublishers.js"
+import * as LivePublisherChecks from "../../layers/marketplace/publishers/PublisherChecks.js"
 import { MarketplaceApi } from "../../schema/marketplace/Api.js"
 import type { Authentication } from "../../schema/marketplace/Security.js"
 import type { CatalogStore } from "../../services/marketplace/CatalogStore.js"
@@ -35,6 +37,7 @@ import type { PageStore } from "../../services/marketplace/PageStore.js"
 import type { RateLimiter } from "@effect/experimental"
 import type { ReplayCheck } from "../../services/marketplace/RateLimits.js"
 import type { Submissions } from "../../services/marketplace/Submissions.js"
+import type { Publishers } from "../../services/marketplace/Publishers.js"
 import { AccountLive } from "./handlers/Account.js"
 import { AdminLive, CredentialsLive } from "./handlers/Credentials.js"
 import { PageAdminLive } from "./handlers/PageAdmin.js"
@@ -44,6 +47,7 @@ import { IndexLive } from "./handlers/Index.js"
 import { PackagesLive, SearchLive } from "./handlers/Packages.js"
 import { PagesLive } from "./handlers/Pages.js"
 import { PublishLive } from "./handlers/Publish.js"
+import { PublishersLive } from "./handlers/Publishers.js"
 import { SystemLive } from "./handlers/System.js"
 import { serveApi } from "../http/ServeApi.js"
 import { AuthenticationLive } from "./http/Authentication.js"
@@ -79,6 +83,7 @@ export type Services =
   | RateLimiter.RateLimiter
   | ReplayCheck
   | Submissions
+  | Publishers
 
 export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Settings.Settings> = authenticateOnce(
   AuthenticationLive
@@ -93,7 +98,11 @@ export const ServicesLive: Layer.Layer<Services, never, SqlClient.SqlClient | Se
       SqlAccounts.layer,
       SqlCuration.layer,
       SqlIdempotency.layer,
-      Layer.merge(SqlPageEditor.layer, SqlCredentialManagement.layer).pipe(Layer.provideMerge(SqlAuditLog.layer)),
+      Layer.mergeAll(
+        SqlPageEditor.layer,
+        SqlCredentialManagement.layer,
+        SqlPublishers.layer.pipe(Layer.provide(LivePublisherChecks.layerFromConfig))
+      ).pipe(Layer.provideMerge(SqlAuditLog.layer)),
       SqlSubmissions.layer,
       Layer.unwrapEffect(Effect.map(Settings.RateLimits, (limits) => SqlRateLimits.layer(limits.store)))
     )),
@@ -108,7 +117,7 @@ export const SettingsLive = Listening.SettingsLive.pipe(Layer.orDie)
 /** The API with every handler, over whatever services are provided. */
 export const HandlersLive: Layer.Layer<HttpApi.Api, never, Services> = HttpApiBuilder.api(MarketplaceApi).pipe(
   Layer.provide([SystemLive, PackagesLive, SearchLive, CatalogLive, PagesLive, AccountLive, CurationLive, PublishLive, IndexLive]),
-  Layer.provide([PageAdminLive, CredentialsLive, AdminLive]),
+  Layer.provide([PageAdminLive, CredentialsLive, AdminLive, PublishersLive]),
   // Built after the envelope, so the rate limiter wraps it: a refusal never reaches the API.
   Layer.provide(RateLimitingLive.pipe(Layer.provide(ErrorEnvelopeLive)))
 )

@@ -10,8 +10,11 @@ import * as Directory from "../../layers/node/packages/Directory.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as WidgetPlacementLive from "../../layers/node/widgets/Placement.js"
+import * as OfferedActionsLive from "../../layers/node/widgets/OfferedActions.js"
+import * as JobApprovalsLive from "../../layers/node/jobs/JobApprovals.js"
 import * as WidgetPressesLive from "../../layers/node/widgets/Presses.js"
 import * as WidgetViewsLive from "../../layers/node/widgets/Views.js"
+import * as MachineFileWritesLive from "../../layers/node/widgets/MachineFileWrites.js"
 import * as SqlWidgetPressLog from "../../layers/node/sql/SqlWidgetPressLog.js"
 import * as SqlLedger from "../../layers/node/ledger/SqlLedger.js"
 import * as PackageCredentialsLive from "../../layers/node/packages/PackageCredentials.js"
@@ -39,6 +42,7 @@ import { NodeApi } from "../../schema/node/Api.js"
 import { MapTiles } from "../../services/node/MapTiles.js"
 import { MediaFetcher } from "../../services/node/MediaFetcher.js"
 import type { ModelProvider } from "../../services/node/ModelProvider.js"
+import type { EngineVersions } from "../../services/node/Notices.js"
 import type { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import type { SecretBroker } from "../../services/node/SecretBroker.js"
 import { MarketplaceCatalog } from "../../services/node/MarketplaceCatalog.js"
@@ -58,6 +62,7 @@ import { PendingGroupsLive } from "./handlers/Pending.js"
 import { PreferencesLive } from "./handlers/Preferences.js"
 import { PublicLive } from "./handlers/Public.js"
 import { WidgetsLive } from "./handlers/Widgets.js"
+import { OfferedActionsLive as OfferedActionsHandlers } from "./handlers/OfferedActions.js"
 import { WorkLive } from "./handlers/Work.js"
 import { InboxLive } from "./handlers/Inbox.js"
 import { AuthenticationLive, PersonOnlyLive } from "./http/Authentication.js"
@@ -79,6 +84,11 @@ export interface NodeOptions {
   readonly registryUrl?: string | null | undefined
   /** Service packages' processes; `undefined` builds the MCP runtime from CC_SERVICE_* settings. */
   readonly serviceRuntime?: Layer.Layer<ServiceRuntime> | undefined
+  /**
+   * The engine the host application runs and the newest it knows (engine-update notices); `undefined` reads
+   * CC_ENGINE_VERSION and CC_ENGINE_NEWEST, `null` knows none.
+   */
+  readonly engine?: EngineVersions | null | undefined
   /** The tile fetcher; tests replace it to see how the node answers each of its outcomes. */
   readonly mapTiles?: Layer.Layer<MapTiles, never, SecretBroker | PreferenceStore> | undefined
 }
@@ -193,7 +203,7 @@ export const ServicesLive = (options: NodeOptions) => {
         running: Effect.flatMap(service, (runtime) => runtime.running)
       })
   ).pipe(Layer.provide(credentials))
-  const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer).pipe(
+  const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer, OfferedActionsLive.layer).pipe(
     Layer.provideMerge(runtime),
     Layer.provide(stores)
   )
@@ -204,7 +214,7 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provideMerge(base)
   )
   // The inbox acts through the engine, background work and the installer.
-  const inbox = InboxLayer.layer.pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
+  const inbox = InboxLayer.layer(options.engine).pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
   // Package jobs tell the inbox when they end; GET /work and its cancel reach them through JobWork's wrappers
   // (their Activity and BackgroundWork come last below, so they are the ones the handlers get).
   // The audio player's placement fetches through the media fetcher.
@@ -220,7 +230,13 @@ export const ServicesLive = (options: NodeOptions) => {
     Layer.provide(core)
   )
   // Presses start turns, call package tools and start jobs: built on the same engine and tools as everything else.
-  const widgets = Layer.merge(WidgetPressesLive.layer, WidgetViewsLive.layer).pipe(Layer.provide(jobs), Layer.provide(core))
+  // Machine-surface file writes: their cards are task approvals, their policy the person's. A job press the
+  // execution policy asks about waits for its card (JobApprovals), which the decide route settles.
+  const widgets = Layer.mergeAll(WidgetPressesLive.layer, WidgetViewsLive.layer, MachineFileWritesLive.layer).pipe(
+    Layer.provideMerge(JobApprovalsLive.layer),
+    Layer.provide(jobs),
+    Layer.provide(core)
+  )
   return Layer.mergeAll(core, deletions, widgets, jobs)
 }
 
@@ -244,6 +260,7 @@ export const ApiLive = (
       DeletionLive,
       AppIntentsLive,
       WidgetsLive,
+      OfferedActionsHandlers,
       ComposerLive,
       PendingGroupsLive
     ]),

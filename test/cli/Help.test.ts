@@ -102,7 +102,21 @@ describe("clark --help", () => {
         "collection add",
         "collection remove",
         "collection reorder",
-        "submit"
+        "submit",
+        "publisher create",
+        "publisher show",
+        "publisher update",
+        "publisher members add",
+        "publisher members remove",
+        "publisher verify",
+        "publisher claim",
+        "devices list",
+        "devices revoke",
+        "grants list",
+        "grants revoke",
+        "admin suspend",
+        "admin unsuspend",
+        "audit"
       ].map((command) => `market ${command}`)
     ]))
     expect(section(page, "Options")).toEqual([

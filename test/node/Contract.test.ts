@@ -116,6 +116,9 @@ const decided: ReadonlyArray<Route> = [
   ["GET", `${W}/frame`, "authenticated"],
   ["PUT", `${W}/semantic`, "authenticated"],
   ["GET", `${W}/semantic`, "authenticated"],
+  // Offered actions handed to a widget and the app's report (docs/decisions.md, "Offered actions and job approvals")
+  ["GET", `${W}/offered`, "authenticated"],
+  ["POST", `${W}/offered/{requestId}`, "authenticated"],
   // The approved project folders of the composer (docs/decisions.md, "Composer suggestions and references")
   ["PUT", "/preferences/composer.projectFolders", "person-only"]
 ]
@@ -349,6 +352,8 @@ const DeclaredGroupsStub = Layer.mergeAll(
       .handle("jobs", unbuilt)
       .handle("job", unbuilt)
       .handle("cancelJob", unbuilt)),
+  // Built in src/node/handlers/OfferedActions.ts
+  HttpApiBuilder.group(NodeApi, "offeredActions", (handlers) => handlers.handle("waiting", unbuilt).handle("report", unbuilt)),
   // Built in src/node/handlers/Work.ts (reconcile); its other routes still answer 501 there too.
   HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     handlers

@@ -13,6 +13,7 @@ import {
   ArtifactNotFound,
   ArtifactStorageFull,
   ArtifactWriteRefused,
+  ApprovalsPending,
   FileWriteRefused
 } from "../../services/node/ArtifactErrors.js"
 import {
@@ -72,6 +73,11 @@ import {
 } from "../../services/node/PackageErrors.js"
 import { EffectNotFound, EffectNotUnknown, LedgerUnavailable } from "../../services/node/LedgerErrors.js"
 import { NotImplementedYet } from "../../services/node/PendingErrors.js"
+import {
+  OfferedReportInvalid,
+  OfferedRequestAnswered,
+  OfferedRequestNotFound
+} from "../../services/node/OfferedActionErrors.js"
 import {
   ServiceCancelled,
   ServiceTimedOut,
@@ -275,6 +281,7 @@ const rows: ReadonlyArray<Row> = [
     { field: "mimeType", reason: "type-mismatch" }
   ],
   [new FileWriteRefused({ reason: "deny-rule", operation: "artifacts.create" }), 403, "POLICY_REFUSED", { reason: "deny-rule" }],
+  [new ApprovalsPending({ surface: "cli-api", limit: 8 }), 429, "APPROVALS_PENDING", {}],
   [new UnknownNoticeAction({ given: "%64ismiss" }), 400, "UNKNOWN_ACTION", {}],
   [new SurfaceOnlyAction({ action: "open" }), 409, "SURFACE_ACTION", { action: "open" }],
   [new NoticeNotFound({ noticeId: "ntc_1" }), 404, "RESOURCE_NOT_FOUND", {}],
@@ -351,7 +358,11 @@ const rows: ReadonlyArray<Row> = [
   [new JobUnavailable({ reason: "shutting-down" }), 503, "JOB_UNAVAILABLE", { reason: "shutting-down" }],
   [new WidgetNotHere({ instanceId: "wgt_1" }), 404, "INSTANCE_UNKNOWN", {}],
   [new ExportRefused({ reason: "not-a-table" }), 400, "INVALID_INPUT", { reason: "not-a-table" }],
-  [new ExportRefused({ reason: "unknown-column", column: "x", field: "sort" }), 400, "INVALID_INPUT", { reason: "unknown-column", field: "sort" }]
+  [new ExportRefused({ reason: "unknown-column", column: "x", field: "sort" }), 400, "INVALID_INPUT", { reason: "unknown-column", field: "sort" }],
+  // Offered actions: the app's report of what a widget did
+  [new OfferedRequestNotFound({ requestId: "ofr_1" }), 404, "RESOURCE_NOT_FOUND", {}],
+  [new OfferedRequestAnswered({ requestId: "ofr_1", status: "done" }), 409, "OFFERED_ACTION_ANSWERED", { requestId: "ofr_1", status: "done" }],
+  [new OfferedReportInvalid({ field: "code", reason: "refusal-needs-code" }), 400, "INVALID_INPUT", { field: "code", reason: "refusal-needs-code" }]
 ]
 
 describe("toNodeError", () => {
@@ -376,6 +387,7 @@ describe("toNodeError", () => {
       ArtifactStorageFull: true,
       ArtifactWriteRefused: true,
       FileWriteRefused: true,
+      ApprovalsPending: true,
       LastEventIdInvalid: true,
       ReferenceNotAvailable: true,
       QuestionNotFound: true,
@@ -463,7 +475,10 @@ describe("toNodeError", () => {
       JobNotRunning: true,
       JobUnavailable: true,
       WidgetNotHere: true,
-      ExportRefused: true
+      ExportRefused: true,
+      OfferedRequestNotFound: true,
+      OfferedRequestAnswered: true,
+      OfferedReportInvalid: true
     }
     expect(new Set(rows.map(([error]) => error._tag))).toEqual(new Set(Object.keys(every)))
   })

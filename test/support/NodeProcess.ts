@@ -39,6 +39,8 @@ export const spawnNode = (options: {
   /** `false` runs the TypeScript sources through a loader (slow) rather than the compiled CLI (`bin/clark.js`). */
   readonly compiled?: boolean
   readonly appSecret?: string
+  /** More environment for the node's process (settings the host application passes at launch). */
+  readonly env?: Record<string, string>
 }) =>
   Effect.gen(function*() {
     const scriptFile = path.join(options.dataDir, "..", `${path.basename(options.dataDir)}-script.json`)
@@ -49,7 +51,7 @@ export const spawnNode = (options: {
     const child = spawn(
       process.execPath,
       [...entry, "node", "serve", "--data-dir", options.dataDir, "--port", String(port), "--model", `scripted:${scriptFile}`],
-      { cwd: projectRoot, env: { ...process.env, CC_APP_SECRET: appSecret }, stdio: ["ignore", "pipe", "pipe"] }
+      { cwd: projectRoot, env: { ...process.env, ...options.env, CC_APP_SECRET: appSecret }, stdio: ["ignore", "pipe", "pipe"] }
     )
     let output = ""
     child.stdout?.on("data", (chunk) => (output += String(chunk)))

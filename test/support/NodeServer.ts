@@ -96,6 +96,8 @@ export const layer = (options: {
   readonly registryUrl?: string
   /** Replaces the service packages' runtime (the real MCP runtime with its defaults otherwise). */
   readonly serviceRuntime?: NodeOptions["serviceRuntime"]
+  /** The engine versions the host application passes at launch; none unless given. */
+  readonly engine?: NodeOptions["engine"]
 }) =>
   Layer.scoped(
     TestNode,
@@ -117,7 +119,8 @@ export const layer = (options: {
         mapTiles: options.mapTiles,
         marketplaceUrl: options.marketplaceUrl ?? null,
         registryUrl: options.registryUrl ?? null,
-        serviceRuntime: options.serviceRuntime
+        serviceRuntime: options.serviceRuntime,
+        engine: options.engine ?? null
       }
       // Built first, so the server closes before them (as `serve` does) and a test can reach them.
       const services = yield* Layer.build(ServicesLive(nodeOptions))

@@ -214,6 +214,8 @@ export const layerWorkers = (options: IndexerOptions) =>
     if (Option.isSome(options.recheckInterval) && options.workers > 0) {
       yield* indexer.recheck.pipe(
         Effect.tap((queued) => Effect.logInfo("re-check queued", { packages: queued })),
+        // A failed round (the database restarting) is logged; the schedule goes on to the next one.
+        Effect.catchAllCause((cause) => Effect.logError("indexer re-check", cause)),
         Effect.schedule(Schedule.spaced(options.recheckInterval.value)),
         Effect.forkScoped
       )

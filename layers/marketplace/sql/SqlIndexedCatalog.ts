@@ -61,6 +61,17 @@ export const make = Effect.gen(function*() {
       orElse: () => sql`SELECT 1`
     })
 
+  // PostgreSQL: the catalogue-version row is bumped once, as the transaction's last statement (migration 0014),
+  // so concurrent workers do not queue on that one row for the whole of each other's writes.
+  const deferBump = sql.onDialectOrElse({
+    pg: () => sql`SELECT set_config('clark.catalog_bump', 'deferred', true)`,
+    orElse: () => Effect.void
+  })
+  const bump = sql.onDialectOrElse({
+    pg: () => sql`UPDATE catalog_version SET version = version + 1 WHERE id = 1`,
+    orElse: () => Effect.void
+  })
+
   const indexedIntegrity: IndexedCatalog["Type"]["indexedIntegrity"] = (name, version) =>
     sql<{ readonly registryIntegrity: string }>`SELECT v.registry_integrity FROM package_versions v
       JOIN packages p ON p.id = v.package_id WHERE p.name = ${name} AND v.version = ${version}`.pipe(
@@ -79,6 +90,7 @@ export const make = Effect.gen(function*() {
   const write: IndexedCatalog["Type"]["write"] = (entry) =>
     Effect.gen(function*() {
       yield* lock(entry.name)
+      yield* deferBump
       const [existing] = yield* sql`SELECT p.name, p.display_name, p.description, p.keywords, pub.slug AS publisher_slug,
           p.category_slug, p.curation_status, p.homepage, p.repository_url, p.license
         FROM packages p LEFT JOIN publishers pub ON pub.id = p.publisher_id WHERE p.name = ${entry.name}`.pipe(
@@ -105,6 +117,7 @@ export const make = Effect.gen(function*() {
         versions: [...versions.filter((v) => v.version !== entry.version.version), entry.version]
       }
       yield* importer.loadPackages([pkg], "indexed")
+      yield* bump
     }).pipe(
       sql.withTransaction,
       // A write the importer refuses (an inconsistent catalogue) or a database failure is the server's fault.

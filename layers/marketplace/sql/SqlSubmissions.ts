@@ -7,9 +7,11 @@ import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect, Layer, Schema } from "effect"
 import { type IndexJob, type Submission, SubmissionStatus } from "../../../schema/marketplace/Submission.js"
 import { makeId } from "../../../services/common/Ids.js"
+import { AuditLog } from "../../../services/marketplace/AuditLog.js"
 import { PackageNotFound } from "../../../services/marketplace/Curation.js"
 import type { JobReason } from "../../../services/marketplace/IndexQueue.js"
 import { SubmissionNotFound, Submissions } from "../../../services/marketplace/Submissions.js"
+import * as SqlAuditLog from "./SqlAuditLog.js"
 import { queuedJobRow } from "./SqlIndexQueue.js"
 
 const now = Clock.currentTimeMillis.pipe(Effect.map((ms) => DateTime.formatIso(DateTime.unsafeMake(ms))))
@@ -57,6 +59,7 @@ const toJob = (row: typeof JobRow.Type): IndexJob => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const audit = yield* AuditLog
 
   const submissionColumns = sql.literal(`s.id, s.package_name, s.requested, s.created_at, j.id AS job_id,
     j.version, j.status, j.error, j.updated_at AS job_updated_at, j.updated_at`)
@@ -122,17 +125,25 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const reindex: Submissions["Type"]["reindex"] = (packageName, version) =>
+  const reindex: Submissions["Type"]["reindex"] = (packageName, version, actorId) =>
     Effect.gen(function*() {
       const known = yield* sql`SELECT id FROM packages WHERE name = ${packageName}`
       if (known.length === 0) return yield* Effect.fail(new PackageNotFound({ name: packageName }))
       const job = yield* upsertJob(packageName, version ?? "", "reindex", ["indexed", "failed"])
       // A job already waiting is written anew when it runs, whatever asked for it first.
       yield* sql`UPDATE index_jobs SET reason = 'reindex' WHERE id = ${job.id} AND status = 'queued'`
+      yield* audit.append({
+        actorId,
+        action: "curation.reindex",
+        targetKind: "package",
+        target: packageName,
+        before: null,
+        after: { job: job.id, version: version ?? null, status: job.status }
+      })
       return toJob(job)
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.catchTag("ParseError", Effect.die))
 
   return Submissions.of({ submit, get, listMine, reindex })
 })
 
-export const layer = Layer.effect(Submissions, make)
+export const layer = Layer.effect(Submissions, make).pipe(Layer.provide(SqlAuditLog.layer))

@@ -8,6 +8,8 @@
  * Step: {"delta": text} | {"reasoning": text} | {"delay": ms} | {"echo": true}
  *     | {"tool": {"name", "input"}} | {"question": input of ask_user_question}
  *     | {"hostControl": input of host_control} | {"error": message}
+ *     | {"toolFromText": name}: a call of that tool whose input is the JSON object written in the user's text (from
+ *       its first `{` to its last `}`), for tools whose input names what only exists at run time (a widget's id).
  *     | {"stamp": true}: a delta whose text is this machine's monotonic clock, in nanoseconds, when the model
  *       produced it; a client on the same machine measures how long the delta took to reach it.
  * `steps` answer a user message; `after` answers the result of a tool call.
@@ -23,6 +25,7 @@ const Step = Schema.Union(
   Schema.Struct({ echo: Schema.Literal(true) }),
   Schema.Struct({ stamp: Schema.Literal(true) }),
   Schema.Struct({ tool: Schema.Struct({ name: Schema.String, input: Schema.Unknown }) }),
+  Schema.Struct({ toolFromText: Schema.String }),
   Schema.Struct({ question: Schema.Unknown }),
   Schema.Struct({ hostControl: Schema.Unknown }),
   Schema.Struct({ error: Schema.String })
@@ -48,6 +51,18 @@ const lastUserText = (messages: ReadonlyArray<ModelMessage>) => {
     if (message.role === "user") return message.text
   }
   return ""
+}
+
+/** The JSON object written in a text, or null when there is none that parses. */
+const jsonIn = (text: string): unknown => {
+  const start = text.indexOf("{")
+  const end = text.lastIndexOf("}")
+  if (start < 0 || end < start) return null
+  try {
+    return JSON.parse(text.slice(start, end + 1))
+  } catch {
+    return null
+  }
 }
 
 const stepsFor = (script: Script, messages: ReadonlyArray<ModelMessage>): ReadonlyArray<Step> => {
@@ -79,6 +94,8 @@ export const fromScript = (script: Script): Layer.Layer<ModelProvider> =>
               onEvent(
                 "tool" in step
                   ? { _tag: "ToolCall", id, name: step.tool.name, input: step.tool.input }
+                  : "toolFromText" in step
+                  ? { _tag: "ToolCall", id, name: step.toolFromText, input: jsonIn(text) }
                   : "question" in step
                   ? { _tag: "ToolCall", id, name: "ask_user_question", input: step.question }
                   : { _tag: "ToolCall", id, name: "host_control", input: step.hostControl }

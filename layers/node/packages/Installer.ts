@@ -15,7 +15,13 @@ import {
   Installer,
   type InstallOutcome
 } from "../../../services/node/Installer.js"
-import { decideInstall, defaultInstallMode, riskTier, undeclaredReach } from "../../../services/node/InstallPolicy.js"
+import {
+  decideInstall,
+  defaultInstallMode,
+  riskTier,
+  stillPublished,
+  undeclaredReach
+} from "../../../services/node/InstallPolicy.js"
 import { readPackageJson } from "../../../services/node/Manifest.js"
 import { PackageDirectory } from "../../../services/node/PackageDirectory.js"
 import {
@@ -229,8 +235,7 @@ export const make = (options: Options) => Effect.gen(function*() {
 
   /** Does the directory still publish exactly what the approval asked about? */
   const stillListed = (approval: ApprovalRecord, listing: Option.Option<Listing>) =>
-    Option.isSome(listing) && listing.value.version === approval.version &&
-    (listing.value.source === "local" ? listing.value.contentDigest === approval.contentDigest : listing.value.digest === approval.digest)
+    stillPublished(approval, Option.getOrUndefined(listing))
 
   const decide = (approvalId: string, decision: Decision, digest: string) =>
     Effect.gen(function*() {

@@ -31,7 +31,8 @@ import {
 } from "../../../services/node/PackageTools.js"
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { type ServiceCallError, ServiceRuntime, type ServiceToolResult } from "../../../services/node/ServiceRuntime.js"
-import { TaskApprovals } from "../../../services/node/TaskApprovals.js"
+import { type TaskApproval, TaskApprovals } from "../../../services/node/TaskApprovals.js"
+import * as AskAgain from "./AskAgain.js"
 import * as InputChecks from "./InputChecks.js"
 import { modelOutput } from "./ToolOutput.js"
 
@@ -97,6 +98,7 @@ export const make = (options: Options = {}) =>
     const used = yield* Ref.make(false)
     const catalogue = yield* SynchronizedRef.make<Catalogue | undefined>(undefined)
     const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))
+    const again = AskAgain.make({ approvals, records, audit, approvalTtl })
 
     /** Read again only after an install: a turn's start reads no table for its tools. */
     const current = SynchronizedRef.modifyEffect(catalogue, (cached) =>
@@ -173,7 +175,7 @@ export const make = (options: Options = {}) =>
       Effect.gen(function*() {
         const approvalId = yield* makeId("tap")
         const requested = yield* Clock.currentTimeMillis
-        yield* approvals.insert({
+        const approval: TaskApproval = {
           approvalId,
           taskId: context.taskId,
           conversationId: context.conversationId,
@@ -189,7 +191,8 @@ export const make = (options: Options = {}) =>
           expiresAt: DateTime.formatIso(DateTime.unsafeMake(requested + Duration.toMillis(approvalTtl))),
           decidedAt: null,
           continuedAs: null
-        })
+        }
+        yield* approvals.insert(approval)
         yield* record(context, "task-approval-asked", entry, { approvalId, operationDigest: digest })
         return refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
       })
@@ -343,6 +346,7 @@ export const make = (options: Options = {}) =>
       })
 
     return PackageTools.of({
+      askAgain: again.askAgain,
       offered: Effect.map(current, (c) => c.offered),
       lookup: (name) => Effect.map(current, (c) => Option.map(Option.fromNullable(c.byName.get(name)), (e) => e.offered)),
       call,

@@ -50,20 +50,26 @@ export const createEmpty = (dir: string, id: string) =>
     await syncDirectory(dir)
   })
 
-/** Writes `bytes` at `position` and waits until they are on disk. */
-export const writeAt = (file: string, position: number, bytes: Uint8Array) =>
+/**
+ * A file open for writing, as a scoped resource: closed when its scope closes. The store keeps one per file being
+ * written across its chunks (an `RcMap`), so a chunk pays for its write and its `datasync`, not for an open and a
+ * close as well.
+ */
+export const openForWriting = (file: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() => fs.open(file, "r+")),
+    (handle) => Effect.promise(() => handle.close())
+  )
+
+/** Writes `bytes` at `position` and waits until they are on disk (data only: the size is part of the data). */
+export const writeAt = (handle: fs.FileHandle, position: number, bytes: Uint8Array) =>
   Effect.promise(async () => {
-    const handle = await fs.open(file, "r+")
-    try {
-      let written = 0
-      while (written < bytes.byteLength) {
-        const { bytesWritten } = await handle.write(bytes, written, bytes.byteLength - written, position + written)
-        written += bytesWritten
-      }
-      await handle.datasync()
-    } finally {
-      await handle.close()
+    let written = 0
+    while (written < bytes.byteLength) {
+      const { bytesWritten } = await handle.write(bytes, written, bytes.byteLength - written, position + written)
+      written += bytesWritten
     }
+    await handle.datasync()
   })
 
 /** Bytes past what the row counts were never acknowledged: a write cut short by a crash. */

@@ -16,7 +16,11 @@ import artifactWrites from "./migrations/0009_artifact_writes.js"
 import inbox from "./migrations/0010_inbox.js"
 import deletionPermits from "./migrations/0011_deletion_permits.js"
 import jobs from "./migrations/0012_jobs.js"
+import artifactStarters from "./migrations/0014_artifact_starters.js"
+import offeredActions from "./migrations/0015_offered_actions.js"
 
+// 0013 is not used: offered actions were written as 0013 and landed after 0014, and the migrator runs only ids
+// above the highest one a database has run.
 const loader = Migrator.fromRecord({
   "0001_conversations": conversations,
   "0002_preferences": preferences,
@@ -29,7 +33,9 @@ const loader = Migrator.fromRecord({
   "0009_artifact_writes": artifactWrites,
   "0010_inbox": inbox,
   "0011_deletion_permits": deletionPermits,
-  "0012_jobs": jobs
+  "0012_jobs": jobs,
+  "0014_artifact_starters": artifactStarters,
+  "0015_offered_actions": offeredActions
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

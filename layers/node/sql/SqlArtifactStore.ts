@@ -35,7 +35,8 @@ import {
   type WidgetOwner
 } from "../../../services/node/ArtifactStore.js"
 import { handedTo, madeBy, type Row, rowOf, toArtifact } from "./ArtifactRows.js"
-import { createEmpty, cutBackTo, inspect, inspectBytes, isTemporary, readRange, writeAt, writeDurably } from "./ArtifactFiles.js"
+import { makeChunkWriter } from "./ArtifactChunks.js"
+import { createEmpty, cutBackTo, inspect, inspectBytes, isTemporary, readRange, writeDurably } from "./ArtifactFiles.js"
 
 export interface Options {
   readonly dataDir: string
@@ -107,7 +108,12 @@ export const make = (options: Options) =>
     const removeFile = (id: string) => Effect.promise(() => fs.rm(fileOf(id), { force: true }))
 
     /** Deletes the row (its attachment cascades), then the bytes. */
-    const remove = (id: string) => Effect.zipRight(Effect.orDie(sql`DELETE FROM artifacts WHERE id = ${id}`), removeFile(id))
+    const removeRow = (id: string) => Effect.zipRight(Effect.orDie(sql`DELETE FROM artifacts WHERE id = ${id}`), removeFile(id))
+
+    const chunks = yield* makeChunkWriter({ sql, fileOf, quotaBytes, instanceQuotaBytes, remove: removeRow, nowIso })
+
+    /** Closes the file's write handle, if it has one, and removes the file. */
+    const remove = (id: string) => Effect.zipRight(chunks.release(id), removeRow(id))
 
     const fetchRow = (artifactId: string) =>
       Effect.orDie(Effect.map(sql<Row>`SELECT * FROM artifacts WHERE id = ${artifactId}`, ([row]) =>
@@ -219,34 +225,8 @@ export const make = (options: Options) =>
         return artifact
       }))
 
-    /** A file this widget may write: its own, unfinished, within its 24 hours. */
-    const writable = (owner: WidgetOwner, artifactId: string) =>
-      Effect.gen(function*() {
-        const found = yield* current(artifactId)
-        if (Option.isNone(found) || !handedTo(found.value, owner)) return yield* new ArtifactNotFound({ artifactId })
-        const artifact = found.value
-        if (!madeBy(artifact, owner)) return yield* new ArtifactWriteRefused({ artifactId, problem: "not-writable" })
-        return artifact
-      })
-
     const append: ArtifactStore["Type"]["append"] = (owner, artifactId, offset, bytes) =>
-      serially(Effect.gen(function*() {
-        const artifact = yield* writable(owner, artifactId)
-        if (artifact.state === "finalized") return yield* new ArtifactWriteRefused({ artifactId, problem: "finalized" })
-        if (offset !== artifact.sizeBytes) {
-          return yield* new ArtifactWriteRefused({ artifactId, problem: "offset-mismatch", sizeBytes: artifact.sizeBytes })
-        }
-        if (artifact.sizeBytes + bytes.byteLength > maxArtifactBytes) {
-          return yield* new ArtifactWriteRefused({ artifactId, problem: "too-large", limitBytes: maxArtifactBytes })
-        }
-        yield* room(owner, bytes.byteLength)
-        yield* writeAt(fileOf(artifactId), offset, bytes)
-        const at = yield* nowIso
-        const sizeBytes = artifact.sizeBytes + bytes.byteLength
-        yield* Effect.orDie(sql`UPDATE artifacts SET size_bytes = ${sizeBytes}, written_at = ${at}, updated_at = ${at}
-          WHERE id = ${artifactId}`)
-        return { ...artifact, sizeBytes, writtenAt: at }
-      }))
+      serially(chunks.append(owner, artifactId, offset, bytes))
 
     const finalize: ArtifactStore["Type"]["finalize"] = (owner, artifactId) =>
       serially(Effect.gen(function*() {
@@ -261,6 +241,8 @@ export const make = (options: Options) =>
         const at = yield* nowIso
         yield* Effect.orDie(sql`UPDATE artifacts SET state = 'finalized', sha256 = ${sha256}, updated_at = ${at}
           WHERE id = ${artifactId}`)
+        // No chunk follows a finalize: its handle closes now, not after the idle time.
+        yield* chunks.release(artifactId)
         return { ...artifact, state: "finalized" as const, sha256 }
       }))
 

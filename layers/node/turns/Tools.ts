@@ -3,6 +3,8 @@ import { Effect, Option } from "effect"
 import type { ToolSpec } from "../../../services/node/ModelProvider.js"
 import type { CallDetails, PackageTools } from "../../../services/node/PackageTools.js"
 import { placeWidgetToolName, type WidgetPlacement } from "../../../services/node/WidgetPlacement.js"
+import { performToolName } from "../../../services/node/OfferedActionRules.js"
+import type { OfferedActions } from "../../../services/node/OfferedActions.js"
 import type { Turn } from "./Turn.js"
 
 export interface ToolOutcome {
@@ -51,9 +53,24 @@ export const tools: ReadonlyArray<ToolSpec> = [
 export const runner = (own: {
   readonly askUserQuestion: (turn: Turn, input: unknown) => Effect.Effect<ToolOutcome>
   readonly hostControl: (turn: Turn, input: unknown) => Effect.Effect<ToolOutcome>
-}, packageTools: Option.Option<PackageTools["Type"]>, placement: Option.Option<WidgetPlacement["Type"]> = Option.none()) =>
+}, packageTools: Option.Option<PackageTools["Type"]>, placement: Option.Option<WidgetPlacement["Type"]> = Option.none(), offers: {
+  readonly service: Option.Option<OfferedActions["Type"]>
+  /** The `widget-action-requested` event of the turn's stream. */
+  readonly emit: (turn: Turn, data: unknown) => void
+} = { service: Option.none(), emit: () => {} }) =>
 (turn: Turn, name: string, input: unknown): Effect.Effect<ToolOutcome> => {
   switch (name) {
+    case performToolName:
+      if (Option.isSome(offers.service)) {
+        return offers.service.value.perform({
+          taskId: turn.taskId,
+          conversationId: turn.conversationId,
+          origin: turn.origin,
+          channel: turn.channel,
+          emit: (data) => offers.emit(turn, data)
+        }, input)
+      }
+      break
     case "ask_user_question":
       return own.askUserQuestion(turn, input)
     case "host_control":

@@ -5,10 +5,12 @@
  * rate, input), none of which changes anything; only then the invocation id is claimed and the call made.
  */
 import { Clock, Deferred, Effect, Either, HashMap, Layer, Option, ParseResult, Ref, Schema } from "effect"
+import type { RiskClass } from "../../../schema/node/Manifest.js"
 import type { Caller } from "../../../schema/node/Security.js"
 import { type ActionPress, viewStateVariant } from "../../../schema/node/Widget.js"
 import { makeId } from "../../../services/common/Ids.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
+import { JobApprovals } from "../../../services/node/JobApprovals.js"
 import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { PackageRecords } from "../../../services/node/PackageRecords.js"
@@ -53,6 +55,12 @@ const replay = (record: PressRecord, invocationId: string): Effect.Effect<PressA
   }
 }
 
+/** A job press refused before anything started: nothing ran, nothing was recorded. */
+const notStarted = (
+  failure: "policy-refused" | "job-unavailable",
+  step: { readonly step: string; readonly status: "failed" | "not-run"; readonly code: string }
+): Outcome => Either.left(new PressFailed({ failure, outcome: "refused", mayHaveRun: false, recorded: false, workflow: [step] }))
+
 const stored = (outcome: Outcome): StoredAnswer =>
   Either.match(outcome, {
     onLeft: (failed) => ({ _tag: "Refusal", refusal: Schema.encodeSync(PressFailed)(failed) }),
@@ -65,6 +73,7 @@ export const make = Effect.gen(function*() {
   const records = yield* PackageRecords
   const tools = yield* PackageTools
   const jobs = yield* Jobs
+  const jobApprovals = yield* JobApprovals
   const engine = yield* TurnEngine
   const store = yield* ConversationStore
   const audit = yield* AuditLog
@@ -236,18 +245,19 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * A job tool (`execution: {kind: job}`): the jobs runner records the job and runs it in the background; the press
-   * answers `done` with its `job_` reference at once. A node that cannot run it answers 503 JOB_UNAVAILABLE, nothing
-   * started.
+   * A job tool (`execution: {kind: job}`): the execution policy first (a deny rule 403, an asking mode a card and
+   * 202, the job started by the grant); then the jobs runner records the job and runs it in the background, and the
+   * press answers `done` with its `job_` reference at once. A node that cannot run it answers 503 JOB_UNAVAILABLE.
    */
   const pressJob = (
     caller: Caller,
     instance: WidgetInstance,
     binding: Extract<WidgetBinding, { kind: "tool" }>,
-    press: ActionPress
+    press: ActionPress,
+    about: { readonly risk: RiskClass; readonly packageDigest: string }
   ) =>
     Effect.gen(function*() {
-      const started = yield* Effect.either(jobs.start({
+      const start = {
         conversationId: instance.conversationId,
         instanceId: instance.instanceId,
         bindingId: binding.id,
@@ -256,18 +266,22 @@ export const make = Effect.gen(function*() {
         tool: binding.tool,
         input: (press.input ?? {}) as Readonly<Record<string, unknown>>,
         origin: caller.surface
-      }))
-      if (Either.isLeft(started)) {
-        return Either.left(
-          new PressFailed({
-            failure: "job-unavailable",
-            outcome: "refused",
-            mayHaveRun: false,
-            recorded: false,
-            workflow: [{ step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }]
-          })
-        ) satisfies Outcome
       }
+      // The execution policy first: a deny rule refuses, an asking mode leaves a card and starts nothing yet.
+      const gateTask = yield* makeId("task")
+      const gate = yield* jobApprovals.gate(start, { taskId: gateTask, ...about })
+      if (gate._tag === "Deny") return notStarted("policy-refused", { step: "policy", status: "failed", code: "POLICY_REFUSED" })
+      if (gate._tag === "Asked") {
+        yield* recordPress(caller, instance, binding, press, gateTask, { approvalRequired: { approvalId: gate.approvalId } }, "failed")
+        return Either.right({
+          outcome: "approval-required" as const,
+          invocationId: press.invocationId,
+          approvalRequired: { approvalId: gate.approvalId },
+          taskId: gateTask
+        }) satisfies Outcome
+      }
+      const started = yield* Effect.either(jobs.start(start))
+      if (Either.isLeft(started)) return notStarted("job-unavailable", { step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" })
       const taskId = yield* makeId("task")
       const job = started.right.jobId
       const revision = yield* recordPress(caller, instance, binding, press, taskId, { job }, "done")
@@ -362,8 +376,8 @@ export const make = Effect.gen(function*() {
           if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
         }
         yield* rate(instance, binding)
-        const run = tool !== undefined && isJobTool(tool)
-          ? pressJob(caller, instance, binding, press)
+        const run = tool !== undefined && isJobTool(tool) && pkg !== undefined
+          ? pressJob(caller, instance, binding, press, { risk: tool.risk, packageDigest: pkg.digest })
           : pressTool(caller, instance, binding, press)
         return yield* once(caller, instance, press, run)
       }

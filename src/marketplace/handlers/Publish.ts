@@ -20,13 +20,10 @@ export const PublishLive = HttpApiBuilder.group(MarketplaceApi, "publish", (hand
           submissions.get(userId, path.id).pipe(
             Effect.catchTag("SubmissionNotFound", ({ id }) => Effect.fail(new NotFound({ message: `No submission ${id}` })))
           )))
-      // AUDIT: a curator action. The audit log is built on another branch (issue 17, point 6); this is where the
-      // re-index (who, which package and version, when) is to be recorded once it exists.
+      // A curator action: audited (`curation.reindex`) with the queueing, in one transaction.
       .handle("reindex", ({ path, payload }) =>
-        Effect.zipRight(
-          requireScope("packages:curate"),
-          submissions.reindex(path.name, payload.version).pipe(
+        Effect.flatMap(requireScope("packages:curate"), ({ userId }) =>
+          submissions.reindex(path.name, payload.version, userId).pipe(
             Effect.catchTag("PackageNotFound", ({ name }) => Effect.fail(new NotFound({ message: `No package named ${name}` })))
-          )
-        ))
+          )))
   }))

@@ -5,18 +5,16 @@
  * do with each file (its own, or handed to it within the grant's 24 hours).
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { maxChunkBytes } from "../../../schema/node/Artifact.js"
-import type { RiskClass } from "../../../schema/node/Manifest.js"
-import { DenyRules, MachineTurns } from "../../../schema/node/Preferences.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
-import { ArtifactWriteRefused, FileWriteRefused, InstanceUnknown } from "../../../services/node/ArtifactErrors.js"
+import { ArtifactWriteRefused, InstanceUnknown } from "../../../services/node/ArtifactErrors.js"
 import { accepts, sanitizeName } from "../../../services/node/ArtifactRules.js"
 import { ArtifactStore, artifactRef, type WidgetOwner } from "../../../services/node/ArtifactStore.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
-import { decide } from "../../../services/node/ExecutionPolicy.js"
-import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
+import type { FileOperation } from "../../../services/node/FileWriteRules.js"
+import { MachineFileWrites } from "../../../services/node/MachineFileWrites.js"
 import { WidgetInstances } from "../../../services/node/WidgetInstances.js"
 import { wire } from "../http/Errors.js"
 
@@ -25,50 +23,59 @@ const fromBase64 = (text: string) => {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
 }
 
+/** A widget as its file routes know it: its files' owner and the content digest a card shows. */
+interface Widget {
+  readonly owner: WidgetOwner
+  readonly contentDigest: string
+}
+
 export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifacts", (handlers) =>
   Effect.gen(function*() {
     const store = yield* ArtifactStore
     const instances = yield* WidgetInstances
     const audit = yield* AuditLog
-    const preferences = yield* PreferenceStore
-
-    const preference = <A, I>(key: string, schema: Schema.Schema<A, I>, fallback: A) =>
-      Effect.map(preferences.get(key), (state) =>
-        Option.getOrElse(Option.flatMap(state, (s) => Schema.decodeUnknownOption(schema)(s.value)), () => fallback))
+    const writes = yield* MachineFileWrites
 
     /**
-     * A machine surface's file write goes through the person's execution policy (spec, "Machine-surface widget
-     * file writes"): a write is local-write, a discard destructive (who started an unfinished file is not
-     * recorded, so every machine discard counts as destructive). Asking needs approval cards, not built yet: a
-     * write the policy would ask about is refused, and nothing is written.
+     * A machine surface's file write goes through the person's execution policy (MachineFileWrites): it runs,
+     * is refused (403 POLICY_REFUSED, 429 APPROVALS_PENDING) or gets its file's approval card (202, nothing
+     * written). The person's own writes always run.
      */
-    const policy = (owner: WidgetOwner, operation: string, risk: RiskClass) =>
-      Effect.gen(function*() {
-        const caller = yield* CurrentCaller
-        if (caller.surface === "person") return
-        const verdict = decide(
-          { origin: caller.surface, packageId: owner.packageId, tool: `artifacts.${operation}`, risk },
-          {
-            machineTurns: yield* preference("execution.machineTurns", MachineTurns, "default"),
-            denyRules: yield* preference("execution.denyRules", DenyRules, []),
-            granted: false
-          }
-        )
-        if (verdict._tag === "Run") return
-        const reason = verdict._tag === "Deny" ? "deny-rule" as const : "asks-first" as const
-        yield* record(owner, "write-refused", { operation, reason })
-        return yield* new FileWriteRefused({ reason, operation: `artifacts.${operation}` })
-      })
+    const cleared = (
+      widget: Widget,
+      operation: FileOperation,
+      artifactId: string | null,
+      create?: { readonly mimeType: string; readonly name: string }
+    ) =>
+      Effect.flatMap(CurrentCaller, (caller) =>
+        writes.clear(caller, {
+          owner: widget.owner,
+          packageDigest: widget.contentDigest,
+          operation,
+          artifactId,
+          mimeType: create?.mimeType,
+          name: create?.name
+        }))
 
-    const ownerOf = (conversationId: string, instanceId: string) =>
+    const approvalRequired = (approvalId: string) => ({
+      outcome: "approval-required" as const,
+      approvalRequired: { approvalId }
+    })
+
+    const widgetOf = (conversationId: string, instanceId: string) =>
       Effect.flatMap(
         instances.get(conversationId, instanceId),
         Option.match({
           onNone: () => Effect.fail(new InstanceUnknown({ instanceId })),
-          onSome: (instance): Effect.Effect<WidgetOwner> =>
-            Effect.succeed({ conversationId, instanceId, packageId: instance.packageId })
+          onSome: (instance): Effect.Effect<Widget> =>
+            Effect.succeed({
+              owner: { conversationId, instanceId, packageId: instance.packageId },
+              contentDigest: instance.contentDigest
+            })
         })
       )
+    const ownerOf = (conversationId: string, instanceId: string) =>
+      Effect.map(widgetOf(conversationId, instanceId), (widget) => widget.owner)
 
     /** A conversation deleted between the instance lookup and the write: the instance went with it. */
     const gone = (owner: WidgetOwner) => () =>
@@ -82,7 +89,12 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
           conversationId: owner.conversationId,
           surface: caller.surface,
           channel: caller.channel,
-          detail: { instanceId: owner.instanceId, packageId: owner.packageId, ...detail }
+          detail: {
+            instanceId: owner.instanceId,
+            packageId: owner.packageId,
+            ...(caller.connection === undefined ? {} : { connection: caller.connection }),
+            ...detail
+          }
         }))
 
     return handlers
@@ -99,12 +111,13 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
         }).pipe(wire))
       .handle("create", ({ path, payload }) =>
         Effect.gen(function*() {
-          const owner = yield* ownerOf(path.id, path.instanceId)
-          yield* policy(owner, "create", "local-write")
-          const artifact = yield* store.begin(owner, {
-            mimeType: payload.mimeType,
-            name: sanitizeName(payload.name, payload.mimeType)
-          }).pipe(Effect.catchTag("ConversationNotFound", gone(owner)))
+          const widget = yield* widgetOf(path.id, path.instanceId)
+          const owner = widget.owner
+          const file = { mimeType: payload.mimeType, name: sanitizeName(payload.name, payload.mimeType) }
+          const clearance = yield* cleared(widget, "create", null, file)
+          if (clearance._tag === "Ask") return approvalRequired(clearance.approvalId)
+          const artifact = yield* store.begin(owner, file).pipe(Effect.catchTag("ConversationNotFound", gone(owner)))
+          yield* writes.created(yield* CurrentCaller, artifact.artifactId, clearance.granted)
           yield* record(owner, "created", { artifactId: artifact.artifactId, mimeType: artifact.mimeType })
           return { artifactRef: artifactRef(artifact) }
         }).pipe(wire))
@@ -124,32 +137,46 @@ export const WidgetArtifactsLive = HttpApiBuilder.group(NodeApi, "widgetArtifact
         }).pipe(wire))
       .handle("writeChunk", ({ path, payload }) =>
         Effect.gen(function*() {
-          const owner = yield* ownerOf(path.id, path.instanceId)
-          yield* policy(owner, "chunks", "local-write")
-          const artifact = yield* store.append(owner, path.artifactId, payload.offset, fromBase64(payload.contentBase64))
+          const widget = yield* widgetOf(path.id, path.instanceId)
+          const clearance = yield* cleared(widget, "write", path.artifactId)
+          if (clearance._tag === "Ask") return approvalRequired(clearance.approvalId)
+          const bytes = payload.contentBase64
+          const artifact = yield* store.append(widget.owner, path.artifactId, payload.offset, bytes)
+          // The person's chunks are not audited (a row covers a file); a machine surface's every write is, without bytes.
+          if ((yield* CurrentCaller).surface !== "person") {
+            yield* record(widget.owner, "chunk-written", { artifactId: path.artifactId, offset: payload.offset, lengthBytes: bytes.length })
+          }
           return { artifactRef: artifactRef(artifact) }
         }).pipe(wire))
       .handle("finalize", ({ path }) =>
         Effect.gen(function*() {
-          const owner = yield* ownerOf(path.id, path.instanceId)
-          yield* policy(owner, "finalize", "local-write")
+          const widget = yield* widgetOf(path.id, path.instanceId)
+          const owner = widget.owner
+          const clearance = yield* cleared(widget, "write", path.artifactId)
+          if (clearance._tag === "Ask") return approvalRequired(clearance.approvalId)
           const artifact = yield* store.finalize(owner, path.artifactId)
+          yield* writes.ended(path.artifactId)
           yield* record(owner, "finalized", { artifactId: artifact.artifactId, sizeBytes: artifact.sizeBytes })
           return { artifactRef: artifactRef(artifact) }
         }).pipe(wire))
       .handle("attach", ({ path, payload }) =>
         Effect.gen(function*() {
-          const owner = yield* ownerOf(path.id, path.instanceId)
-          yield* policy(owner, "attach", "local-write")
+          const widget = yield* widgetOf(path.id, path.instanceId)
+          const owner = widget.owner
+          const clearance = yield* cleared(widget, "attach", path.artifactId)
+          if (clearance._tag === "Ask") return approvalRequired(clearance.approvalId)
           const attached = yield* store.attach(owner, path.artifactId, payload.name)
           yield* record(owner, "attached", { artifactId: path.artifactId, attachmentId: attached.attachmentRef.attachmentId })
           return { artifactRef: artifactRef(attached.artifact), attachmentRef: attached.attachmentRef }
         }).pipe(wire))
       .handle("discard", ({ path }) =>
         Effect.gen(function*() {
-          const owner = yield* ownerOf(path.id, path.instanceId)
-          yield* policy(owner, "discard", "destructive")
+          const widget = yield* widgetOf(path.id, path.instanceId)
+          const owner = widget.owner
+          const clearance = yield* cleared(widget, "discard", path.artifactId)
+          if (clearance._tag === "Ask") return approvalRequired(clearance.approvalId)
           yield* store.discard(owner, path.artifactId)
+          yield* writes.ended(path.artifactId)
           yield* record(owner, "discarded", { artifactId: path.artifactId })
           return { discarded: true as const, artifactId: path.artifactId }
         }).pipe(wire))

@@ -3,16 +3,19 @@
  * turns' tasks (background work on this node, docs/decisions.md "Background work"); retry and cancel act on them.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
 import { Activity } from "../../../services/node/Activity.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { BackgroundWork } from "../../../services/node/BackgroundWork.js"
 import { Ledger } from "../../../services/node/Ledger.js"
+import { isCard } from "../../../services/node/FileWriteRules.js"
+import { MachineFileWrites } from "../../../services/node/MachineFileWrites.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import { wire } from "../http/Errors.js"
+import { decidedWidgetCard } from "./OfferedActions.js"
 
 export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
   Effect.gen(function*() {
@@ -22,6 +25,8 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
     const activity = yield* Activity
     const engine = yield* TurnEngine
     const work = yield* BackgroundWork
+    const fileWrites = yield* MachineFileWrites
+    const widgetCard = yield* decidedWidgetCard
 
     return handlers
       .handle("list", ({ urlParams }) =>
@@ -70,6 +75,16 @@ export const WorkLive = HttpApiBuilder.group(NodeApi, "work", (handlers) =>
       .handle("decideTaskApproval", ({ path, payload }) =>
         Effect.gen(function*() {
           const approval = yield* tools.decide(path.taskId, path.approvalId, payload.decision, payload.digest)
+          // A widget file-write card continues no task: the machine client writes again (MachineFileWrites).
+          if (isCard(approval)) {
+            yield* fileWrites.decided(approval)
+            return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false }
+          }
+          // A widget's card (an offered action, a job press) is settled by its own module, never continued as a turn.
+          const card = yield* widgetCard(approval, payload.shownInstanceIds)
+          if (Option.isSome(card)) {
+            return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false, ...card.value }
+          }
           if (approval.status !== "granted") {
             return { taskId: path.taskId, approvalId: path.approvalId, decision: payload.decision, redispatched: false }
           }

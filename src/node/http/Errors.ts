@@ -28,6 +28,8 @@ import type { SecretError } from "../../../services/node/SecretErrors.js"
 import type { ExportRefused } from "../../../services/node/TableExport.js"
 import type { TileError } from "../../../services/node/TileErrors.js"
 import type { WidgetError } from "../../../services/node/WidgetErrors.js"
+import type { OfferedActionError } from "../../../services/node/OfferedActionErrors.js"
+import { offeredActionMapping } from "./errors/OfferedActions.js"
 import {
   pressFailures,
   pressInputMessages,
@@ -36,6 +38,7 @@ import {
   writeProblemFields,
   writeProblemMessages
 } from "./RefusalMessages.js"
+import { fileWriteRefusals } from "./errors/FileWrites.js"
 
 /** Every domain error a node route can fail with. */
 export type NodeDomainError =
@@ -56,6 +59,7 @@ export type NodeDomainError =
   | ExportRefused
   | NotImplementedYet
   | WidgetError
+  | OfferedActionError
 
 /** At most this many characters of anything a client sent appear in a message. */
 export const quotedLength = 40
@@ -111,6 +115,7 @@ type Mapping = { readonly [Tag in NodeDomainError["_tag"]]: (error: Extract<Node
 
 /** One entry per domain error: the compiler refuses a domain error left unmapped. */
 const mapping: Mapping = {
+  ...fileWriteRefusals,
   // Conversations, turns, questions, host-controls
   ConversationNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No conversation ${quote(e.conversationId)}`),
   TurnNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No turn ${quote(e.taskId)} in this conversation`),
@@ -382,7 +387,8 @@ const mapping: Mapping = {
       { reason: e.reason, ...(e.field === undefined ? {} : { field: e.field }) }
     ),
   // Routes declared and not built yet
-  NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`)
+  NotImplementedYet: (e) => refuse("NOT_IMPLEMENTED", `Not implemented yet: ${e.feature}`),
+  ...offeredActionMapping
 }
 
 /** The wire error of a domain error: its code, status (`.status`), message and members. */

@@ -85,7 +85,26 @@ const samples: Record<string, {
   "publish.submit": { body: { packageName: "alpha" }, answer: [202, undefined] },
   "publish.submissions": {},
   "publish.submission": { params: { id: "sub_unknown" }, answer: [404, "not_found"] },
-  "publish.reindex": { params: { name: "alpha" }, body: {}, answer: [202, undefined] }
+  "publish.reindex": { params: { name: "alpha" }, body: {}, answer: [202, undefined] },
+  // Every account here is an admin, which acts as an owner of any publisher; "acme" has no homepage.
+  "publishers.list": {},
+  "publishers.create": {
+    body: () => ({ slug: `matrix-${Math.random().toString(36).slice(2)}`, name: "Matrix" }),
+    answer: [201, undefined]
+  },
+  "publishers.get": { params: { slug: "acme" } },
+  "publishers.update": { params: { slug: "acme" }, body: { name: "Acme" } },
+  "publishers.addMember": {
+    params: { slug: "acme" },
+    body: { email: "nobody@example.com", role: "member" },
+    answer: [404, "not_found"]
+  },
+  "publishers.removeMember": { params: { slug: "acme", userId: "usr_unknown" }, answer: [404, "not_found"] },
+  "publishers.challenge": { params: { slug: "acme" }, answer: [409, "conflict"] },
+  "publishers.verify": { params: { slug: "acme" }, body: { method: "dns" }, answer: [409, "conflict"] },
+  "publishers.claims": { params: { slug: "acme" } },
+  "publishers.claim": { params: { slug: "acme" }, body: { packageName: "not-in-catalogue" }, answer: [404, "not_found"] },
+  "publishers.release": { params: { slug: "acme", name: "alpha" }, answer: [404, "not_found"] }
 }
 
 /** What a route needs beyond a valid credential. */
@@ -118,6 +137,8 @@ const allowedScopes: ReadonlyArray<Scope> = [
   "pages:read",
   "pages:write",
   "pages:publish",
+  "publishers:read",
+  "publishers:write",
   "admin"
 ]
 
@@ -147,6 +168,7 @@ const cases: ReadonlyArray<
 ]
 
 const document: Document = {
+  publishers: [{ slug: "acme", name: "Acme" }],
   packages: [{ name: "alpha", displayName: "Alpha", curationStatus: "listed", updatedAt: at(1), versions: [version("1.0.0", 1)] }],
   collections: [{ slug: "picks", title: "Picks", items: [{ packageName: "alpha" }] }],
   pages: [{ slug: "about", kind: "custom", title: "About", revisions: [{ document: pageDocument }] }]

@@ -252,6 +252,10 @@ describe.each(dialects)("submissions and the indexer on %s", (dialect) => {
     const reindex = await call(server, { method: "POST", path: "/api/v1/curation/packages/moving-pkg/reindex", body: { version: "1.0.0" }, headers: bearer(curator.account.tokens.curate!) })
     expect(reindex.status).toBe(202)
     expect(reindex.body).toMatchObject({ packageName: "moving-pkg", version: "1.0.0", status: "queued" })
+    // Audited with the queueing, in its transaction; the refused attempts above recorded nothing.
+    const audited = await server.query(rows("audit_log", "action = 'curation.reindex'"))
+    expect(audited).toEqual([expect.objectContaining({ actorId: curator.account.id, targetKind: "package", target: "moving-pkg" })])
+    expect(JSON.parse(String(audited[0]!.afterState))).toEqual({ job: reindex.body.id, version: "1.0.0", status: "queued" })
     const again = await drain()
     expect(again.map((o) => [o.packageName, o.result, o.version])).toEqual([["moving-pkg", "indexed", "1.0.0"]])
   })

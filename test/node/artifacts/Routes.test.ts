@@ -51,6 +51,8 @@ const png = Buffer.from(
   "hex"
 )
 const b64 = (bytes: Uint8Array | string) => Buffer.from(bytes).toString("base64")
+/** A chunk as the typed client sends it: bytes, which the contract encodes as base64 on the wire. */
+const bytesOf = (bytes: Uint8Array | string) => typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes
 
 const widgetPath = (id: string, instanceId: string) => `/conversations/${id}/widgets/${instanceId}`
 
@@ -82,7 +84,7 @@ describe("widget artifact routes", () => {
       const chunk = (offset: number, bytes: Uint8Array) =>
         wire(client.widgetArtifacts.writeChunk({
           path: { ...w, artifactId },
-          payload: { offset, contentBase64: b64(bytes) },
+          payload: { offset, contentBase64: bytesOf(bytes) },
           withResponse: true
         }))
       expect((yield* chunk(0, png.subarray(0, 20))).body.artifactRef.sizeBytes).toBe(20)
@@ -167,7 +169,7 @@ describe("widget artifact routes", () => {
       const artifactId = (created as any).artifactRef.artifactId
       yield* client.widgetArtifacts.writeChunk({
         path: { ...w, artifactId },
-        payload: { offset: 0, contentBase64: b64("%PDF-1.7\nnot a picture") }
+        payload: { offset: 0, contentBase64: bytesOf("%PDF-1.7\nnot a picture") }
       })
       const refused = yield* wire(client.widgetArtifacts.finalize({ path: { ...w, artifactId }, withResponse: true }))
       expect(refused).toMatchObject({ status: 400, body: { code: "INVALID_INPUT", reason: "type-mismatch" } })
@@ -195,7 +197,7 @@ describe("widget artifact routes", () => {
 
       const created = yield* client.widgetArtifacts.create({ path: { id, instanceId: mine }, payload: { mimeType: "text/plain" } })
       const artifactId = (created as any).artifactRef.artifactId
-      yield* client.widgetArtifacts.writeChunk({ path: { id, instanceId: mine, artifactId }, payload: { offset: 0, contentBase64: b64("hi") } })
+      yield* client.widgetArtifacts.writeChunk({ path: { id, instanceId: mine, artifactId }, payload: { offset: 0, contentBase64: bytesOf("hi") } })
       yield* client.widgetArtifacts.finalize({ path: { id, instanceId: mine, artifactId } })
 
       const read = yield* wire(client.widgetArtifacts.read({
@@ -222,7 +224,7 @@ describe("widget artifact routes", () => {
       const w = { id, instanceId: yield* place(id) }
       const created = yield* client.widgetArtifacts.create({ path: w, payload: { mimeType: "text/csv", name: "data" } })
       const artifactId = (created as any).artifactRef.artifactId
-      yield* client.widgetArtifacts.writeChunk({ path: { ...w, artifactId }, payload: { offset: 0, contentBase64: b64("a,b\n1,2\n") } })
+      yield* client.widgetArtifacts.writeChunk({ path: { ...w, artifactId }, payload: { offset: 0, contentBase64: bytesOf("a,b\n1,2\n") } })
       const early = yield* wire(client.widgetArtifacts.attach({ path: { ...w, artifactId }, payload: {}, withResponse: true }))
       expect(early).toMatchObject({ status: 409, body: { code: "ARTIFACT_NOT_FINALIZED" } })
       yield* client.widgetArtifacts.finalize({ path: { ...w, artifactId } })
@@ -262,7 +264,7 @@ describe("widget artifact routes", () => {
 
       const own = yield* client.widgetArtifacts.create({ path: w, payload: { mimeType: "text/plain" } })
       const made = (own as any).artifactRef.artifactId
-      yield* client.widgetArtifacts.writeChunk({ path: { ...w, artifactId: made }, payload: { offset: 0, contentBase64: b64("x") } })
+      yield* client.widgetArtifacts.writeChunk({ path: { ...w, artifactId: made }, payload: { offset: 0, contentBase64: bytesOf("x") } })
       yield* client.widgetArtifacts.finalize({ path: { ...w, artifactId: made } })
 
       const readOf = (artifactId: string) =>
@@ -287,7 +289,7 @@ describe("widget artifact routes", () => {
       const created = yield* client.widgetArtifacts.create({ path: w, payload: { mimeType: "text/plain" } })
       const artifactId = (created as any).artifactRef.artifactId
       const write = (offset: number) =>
-        wire(client.widgetArtifacts.writeChunk({ path: { ...w, artifactId }, payload: { offset, contentBase64: b64("ab") }, withResponse: true }))
+        wire(client.widgetArtifacts.writeChunk({ path: { ...w, artifactId }, payload: { offset, contentBase64: bytesOf("ab") }, withResponse: true }))
       yield* TestClock.adjust("20 hours")
       expect((yield* write(0)).status).toBe(200)
       yield* TestClock.adjust("20 hours")
@@ -322,34 +324,5 @@ describe("widget artifact routes", () => {
       }
       expect((yield* client.artifacts.get({ path: { artifactId: (created as any).artifactRef.artifactId } })).artifactRef.sizeBytes).toBe(0)
     })))
-
-  it.scoped("machine-surface writes go through the execution policy: deny rules refuse, asking refuses (no cards yet)", () =>
-    withNode(Effect.gen(function*() {
-      const node = yield* TestNode
-      const id = yield* conversation
-      const instanceId = yield* place(id)
-      const prefix = `${widgetPath(id, instanceId)}/artifacts`
-      // The default policy treats a machine surface like the person.
-      const created = yield* node.request("POST", prefix, { as: "cli-api", body: { mimeType: "text/plain" } })
-      expect(created.status).toBe(201)
-      const artifactId = created.body.artifactRef.artifactId
-      // With machineTurns = ask a local write still runs; a discard (destructive) would ask: refused, kept.
-      expect((yield* node.request("PUT", "/preferences/execution.machineTurns", { body: { value: "ask" } })).status).toBe(200)
-      const chunk = yield* node.request("POST", `${prefix}/${artifactId}/chunks`, {
-        as: "cli-api",
-        body: { offset: 0, contentBase64: b64("ok") }
-      })
-      expect(chunk.status).toBe(200)
-      const discard = yield* node.request("DELETE", `${prefix}/${artifactId}`, { as: "cli-api" })
-      expect([discard.status, discard.body.code, discard.body.reason]).toEqual([403, "POLICY_REFUSED", "asks-first"])
-      expect((yield* node.request("GET", `/artifacts/${artifactId}`)).status).toBe(200)
-      // The person's own discard is never asked about.
-      // A deny rule on the package refuses every write of it from any surface but the person's.
-      const rules = yield* node.request("PUT", "/preferences/execution.denyRules", { body: { value: [{ package: "@clark/notes" }] } })
-      expect(rules.status).toBe(200)
-      const denied = yield* node.request("POST", prefix, { as: "cli-api", body: { mimeType: "text/plain" } })
-      expect([denied.status, denied.body.code, denied.body.reason]).toEqual([403, "POLICY_REFUSED", "deny-rule"])
-      expect((yield* node.request("POST", prefix, { body: { mimeType: "text/plain" } })).status).toBe(201)
-      expect((yield* node.request("DELETE", `${prefix}/${artifactId}`)).status).toBe(200)
-    })))
+  // Machine-surface writes (policy, cards, the write right): MachineWrites.test.ts.
 })

@@ -14,6 +14,7 @@ import { projectIdOf } from "../../../services/node/Composer.js"
 import { conversation, Database, query, send, textOf, timeline, typedClient, wire } from "../../support/NodeFixtures.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
+import { install as grantedInstall } from "../tools/Fixtures.js"
 
 const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages")
 
@@ -175,6 +176,41 @@ describe("GET /composer/suggestions", () => {
         const refused = yield* node.request("GET", `/composer/suggestions?${bad}`)
         expect([refused.status, refused.body.code]).toEqual([400, "INVALID_INPUT"])
       }
+    })))
+})
+
+describe("MCP services after `@`", () => {
+  it.scoped("offers installed packages that run a service, not the others; the row's ref is accepted, an unknown one refused", () =>
+    onNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      expect((yield* suggest("@", "notes")).suggestions).toEqual([])
+      // Both installed (the service package reaches outside the sandbox, so the person grants its install).
+      yield* grantedInstall(copyOf("notes-service"))
+      yield* install(copyOf("harbour-theme"))
+      const row = {
+        kind: "mcp-service",
+        label: "@clark-examples/notes-service",
+        ref: { kind: "mcp-service" as const, id: "@clark-examples/notes-service", label: "@clark-examples/notes-service" }
+      }
+      expect((yield* suggest("@", "notes")).suggestions).toEqual([row])
+      // The theme and skill package runs no service: never an MCP service row.
+      expect((yield* suggest("@", "harbour")).suggestions).toEqual([])
+      expect((yield* suggest("@", "")).suggestions).toContainEqual(row)
+
+      const sent = yield* send(id, { text: "use the notes", references: { version: 1, items: [row.ref] } })
+      expect(sent.status).toBe(200)
+      const before = userMessages(node.dataDir)
+      for (const missing of ["@clark-examples/harbour-theme", "@nobody/none"]) {
+        const refused = yield* node.request("POST", `/conversations/${id}/messages`, {
+          body: { text: "use it", references: { version: 1, items: [{ kind: "mcp-service", id: missing, label: missing }] } }
+        })
+        expect(refused, missing).toMatchObject({
+          status: 400,
+          body: { code: "REFERENCE_NOT_AVAILABLE", reference: { kind: "mcp-service", id: missing } }
+        })
+      }
+      expect(userMessages(node.dataDir)).toBe(before)
     })))
 })
 

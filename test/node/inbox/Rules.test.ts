@@ -42,7 +42,12 @@ describe("offeredActions", () => {
     ["update", { kind: "package-update", conversationId: null, data: { version: "2.0.0" }, source: "package:p" }, { conversationExists: null, installedVersion: "1.0.0", listed: true }, ["update", "skip-version", "review-update", "mark-read", "snooze", "suppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
     ["update already current", { kind: "package-update", conversationId: null, data: { version: "2.0.0" }, source: "package:p", suppressed: true }, { conversationExists: null, installedVersion: "2.0.0", listed: true }, ["update:already-current", "skip-version", "review-update:already-current", "mark-read", "snooze", "unsuppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
     ["update not listed", { kind: "package-update", conversationId: null, data: { version: "2.0.0" } }, { conversationExists: null, installedVersion: "1.0.0", listed: false }, ["update:package-gone", "skip-version", "review-update:package-gone", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
-    ["engine", { kind: "engine-update", conversationId: null, source: "pi:engine" }, { conversationExists: null }, ["dismiss", "skip-version"]]
+    ["engine", { kind: "engine-update", conversationId: null, source: "pi:engine" }, { conversationExists: null }, ["dismiss", "skip-version"]],
+    ["expired task approval", { kind: "task-approval-expired" }, { conversationExists: true, packageCurrent: true }, ["ask-again", "open", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["expired task approval, package reinstalled", { kind: "task-approval-expired" }, { conversationExists: true, packageCurrent: false }, ["ask-again:package-gone", "open", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["expired task approval, conversation deleted", { kind: "task-approval-expired" }, { conversationExists: false, packageCurrent: true }, ["ask-again:conversation-gone", "open:conversation-gone", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["expired task approval asked again", { kind: "task-approval-expired", data: { askedAgainAs: "tap_2" } }, { conversationExists: true, packageCurrent: true }, ["open", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["job ended", { kind: "job-ended", source: "job:p/t" }, { conversationExists: true }, ["open", "mark-read", "snooze", "suppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]]
   ])("%s", (_, patch, facts, expected) => {
     expect(names(offeredActions({ ...base, ...patch }, facts, now))).toEqual(expected)
   })

@@ -10,6 +10,7 @@ import {
   type InstallMode,
   type RiskTier,
   riskTier,
+  stillPublished,
   undeclaredReach
 } from "../../../services/node/InstallPolicy.js"
 import { readPackageJson } from "../../../services/node/Manifest.js"
@@ -63,5 +64,21 @@ describe("undeclaredReach", () => {
     ["a capability is not reach", [], [capability], []]
   ] as const)("%s", (_, listed, declared, extra) => {
     expect(undeclaredReach(listed, declared)).toEqual(extra)
+  })
+})
+
+describe("stillPublished", () => {
+  const local = { version: "1.0.0", source: "local" as const, digest: "sha256:a", contentDigest: "sha256:a" }
+  const market = { version: "1.0.0", source: "marketplace" as const, digest: "sha512-x", contentDigest: "sha256:c" }
+  it.each([
+    ["a folder with the same version and bytes", local, { version: "1.0.0", source: "local", digest: "sha256:a", contentDigest: "sha256:a" }, true],
+    ["a folder whose bytes changed", local, { version: "1.0.0", source: "local", digest: "sha256:b", contentDigest: "sha256:b" }, false],
+    ["a folder now holding another version", local, { version: "1.0.1", source: "local", digest: "sha256:a", contentDigest: "sha256:a" }, false],
+    ["a listing gone", local, undefined, false],
+    ["a marketplace listing of the same integrity", market, { version: "1.0.0", source: "marketplace", digest: "sha512-x", contentDigest: null }, true],
+    ["a marketplace listing of other bytes", market, { version: "1.0.0", source: "marketplace", digest: "sha512-y", contentDigest: null }, false],
+    ["a marketplace listing of another version", market, { version: "1.1.0", source: "marketplace", digest: "sha512-x", contentDigest: null }, false]
+  ] as const)("%s", (_, approval, listing, expected) => {
+    expect(stillPublished(approval, listing)).toBe(expected)
   })
 })
