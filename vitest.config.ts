@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
@@ -9,6 +10,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Vitest runs cores - 1 files at once: one at a time on a 2-core machine, while much of a file's time is spent
+    // waiting on child processes, PostgreSQL and sockets. Files share no state (temporary dirs, a database of their
+    // own per suite, ports the OS picks), so two run side by side: test/marketplace/http with the help pages took
+    // 198 s with one, 138 s with two, 154 s with three (docs/decisions.md, "Test run time").
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     sequence: { concurrent: false }
   }
 })

@@ -72,7 +72,8 @@ const snapshot = (db: TestDatabase) => {
 
 describe.each(dialects)("bulk seeder on %s", (dialect) => {
   it("stores what seedSynthetic stores", async () => {
-    const product = await makeDatabase(dialect)
+    // The product seeder's database is migrated (a template copy); the bulk seeder migrates its own on open.
+    const product = await makeDatabase(dialect, { migrated: true })
     const bulk = await makeDatabase(dialect)
     cleanups.push(product.drop, bulk.drop)
 

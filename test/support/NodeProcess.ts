@@ -1,6 +1,8 @@
 /**
- * The real node as its own process (`clark node serve` from the sources), for what only another process shows:
- * a SIGKILL in the middle of work. Scoped: the process is killed and awaited when the scope closes.
+ * The real node as its own process (`clark node serve`, the compiled CLI the host app runs), for what only another
+ * process shows: a SIGKILL in the middle of work. Scoped: the process is killed and awaited when the scope closes.
+ * The build is kept fresh by test/support/BuildCli.ts (vitest's global setup); starting the sources through a
+ * TypeScript loader instead cost each start seconds of compiling.
  */
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -34,7 +36,7 @@ export interface NodeProcess {
 export const spawnNode = (options: {
   readonly dataDir: string
   readonly script: ScriptInput
-  /** The compiled CLI (`bin/clark.js`, what the host app runs) rather than the sources. */
+  /** `false` runs the TypeScript sources through a loader (slow) rather than the compiled CLI (`bin/clark.js`). */
   readonly compiled?: boolean
   readonly appSecret?: string
   /** More environment for the node's process (settings the host application passes at launch). */
@@ -45,7 +47,7 @@ export const spawnNode = (options: {
     fs.writeFileSync(scriptFile, JSON.stringify(options.script))
     const port = yield* Effect.promise(freePort)
     const appSecret = options.appSecret ?? "process-test-app-secret"
-    const entry = options.compiled === true ? ["bin/clark.js"] : ["--import", "tsx", "src/cli/main.ts"]
+    const entry = options.compiled === false ? ["--import", "tsx", "src/cli/main.ts"] : ["bin/clark.js"]
     const child = spawn(
       process.execPath,
       [...entry, "node", "serve", "--data-dir", options.dataDir, "--port", String(port), "--model", `scripted:${scriptFile}`],

@@ -193,7 +193,7 @@ describe.each(dialects)("publisher memberships on %s", (dialect) => {
     runtime.runPromise(effect)
 
   beforeAll(async () => {
-    db = await makeDatabase(dialect)
+    db = await makeDatabase(dialect, { migrated: true })
     runtime = ManagedRuntime.make(importerLayer(db))
     await run(Effect.flatMap(Credentials, (credentials) =>
       Effect.forEach(["ada@example.com", "bob@example.com", "cy@example.com"], (email) =>

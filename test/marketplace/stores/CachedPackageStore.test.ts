@@ -40,7 +40,7 @@ describe.each(dialects)("cached package reads on %s", (dialect) => {
   const reads = Ref.unsafeMake(0)
 
   beforeAll(async () => {
-    database = await makeDatabase(dialect)
+    database = await makeDatabase(dialect, { migrated: true })
     const counted = Effect.map(SqlPackageStore.make, (store) =>
       PackageStore.of({
         ...store,

@@ -78,7 +78,7 @@ const run = (steps: ReadonlyArray<Consume | Duration.DurationInput>) =>
 describe.each(["sqlite", "postgres"] as const)("the SQL rate-limit store on %s", (dialect) => {
   let database: TestDatabase
   beforeAll(async () => {
-    database = await makeDatabase(dialect)
+    database = await makeDatabase(dialect, { migrated: true })
   })
   afterAll(() => database.drop())
   const sql = () => limiterOver(sqlStore(database))
@@ -157,7 +157,7 @@ describe.each(["sqlite", "postgres"] as const)("the SQL rate-limit store on %s",
 describe.each(["sqlite", "postgres"] as const)("the server's rate-limit store on %s", (dialect) => {
   let database: TestDatabase
   beforeAll(async () => {
-    database = await makeDatabase(dialect)
+    database = await makeDatabase(dialect, { migrated: true })
   })
   afterAll(() => database.drop())
 
@@ -190,7 +190,7 @@ describe.each(["sqlite", "postgres"] as const)("the server's rate-limit store on
 describe("the SQL rate-limit store shared by two replicas on PostgreSQL", () => {
   let database: TestDatabase
   beforeAll(async () => {
-    database = await makeDatabase("postgres")
+    database = await makeDatabase("postgres", { migrated: true })
   })
   afterAll(() => database.drop())
 

@@ -61,7 +61,7 @@ afterEach(async () => {
 })
 
 const open = async (dialect: "sqlite" | "postgres") => {
-  const db = await makeDatabase(dialect)
+  const db = await makeDatabase(dialect, { migrated: true })
   const runtime = ManagedRuntime.make(layer(db))
   cleanups.push(async () => {
     await runtime.dispose()

@@ -48,7 +48,7 @@ describe.each(dialects)("one-word relevance on %s", (dialect) => {
   /** The store as it searched before the prefix table: every word starting with a 3-letter term walked. */
   let wordWalk: ManagedRuntime.ManagedRuntime<PackageStore, never>
   beforeAll(async () => {
-    db = await makeDatabase(dialect)
+    db = await makeDatabase(dialect, { migrated: true })
     runtime = ManagedRuntime.make(
       Layer.mergeAll(SqlPackageStore.layer, SqlCatalogImporter.layer).pipe(Layer.provide(Database.layer(db.parsed)))
     )

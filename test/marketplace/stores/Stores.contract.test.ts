@@ -239,7 +239,7 @@ interface Harness {
 }
 
 const openStores = async (dialect: "sqlite" | "postgres"): Promise<Harness> => {
-  const db = await makeDatabase(dialect)
+  const db = await makeDatabase(dialect, { migrated: true })
   const runtime = ManagedRuntime.make(storesLayer(db))
   return {
     run: (effect) => runtime.runPromise(effect),
