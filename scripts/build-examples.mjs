@@ -11,7 +11,10 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
 
-const services = [{ folder: "examples/packages/notes-service", entry: "src/server.ts", out: "dist/server.js" }]
+const services = [
+  { folder: "examples/packages/notes-service", entry: "src/server.ts", out: "dist/server.js" },
+  { folder: "examples/packages/tide-widget", entry: "src/server.ts", out: "dist/server.js" }
+]
 
 for (const service of services) {
   await esbuild.build({

@@ -165,7 +165,7 @@ export const make = (engineVersions: EngineVersions | null) => Effect.gen(functi
       conversationId: notice.conversationId,
       ...(notice.kind === "work-failed" ? { workId: subject, taskId: subject } : str("taskId")),
       // A job is work too (GET /work lists it under its job id).
-      ...(notice.kind === "job-ended" ? { workId: subject } : {}),
+      ...(notice.kind === "job-ended" || notice.kind === "job-failed" ? { workId: subject } : {}),
       ...(notice.kind === "unknown-effect" ? { effectId: subject } : {}),
       ...(notice.kind === "question-expired" ? { questionId: subject } : {}),
       ...(updateKinds.has(notice.kind)

@@ -14,6 +14,11 @@
  * Target: the press's p99 at most 3 ms above the tool call's. A binding allows at most 600 presses a minute, so
  * presses turn over several placed instances. Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N,
  * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md.
+ *
+ * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
+ * removed at the end) and loads its node's modules through tsx into this process: a second node, its own module
+ * graph, data dir and port, whose press is a fourth variant interleaved with the others, so before and after are
+ * measured in the same run under the same load.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -23,6 +28,7 @@ import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
 import { serveApi } from "../../src/http/ServeApi.js"
@@ -30,6 +36,7 @@ import { createServer } from "../../src/node/http/ClientError.js"
 import { ApiLive, ServicesLive } from "../../src/node/Server.js"
 import { pressOf, script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
 import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
+import { checkoutBaseline, removeBaseline } from "./node/builds.js"
 
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
@@ -70,45 +77,105 @@ const json = (baseUrl: string, token: string, method: string, route: string, bod
     return { status: response.status, body: (await response.json()) as any }
   })
 
-const run = Effect.scoped(Effect.gen(function*() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-widgets-"))
-  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
+/** What builds a node: the current checkout's modules, or the baseline's, loaded from its worktree (tsx). */
+interface NodeModules {
+  readonly ServicesLive: typeof ServicesLive
+  readonly ApiLive: typeof ApiLive
+  readonly serveApi: typeof serveApi
+  readonly createServer: typeof createServer
+  readonly Scripted: typeof Scripted
+}
+
+const currentModules: NodeModules = { ServicesLive, ApiLive, serveApi, createServer, Scripted }
+
+/** The same modules of another checkout: their own module graph in this process, on the same node_modules. */
+const loadModules = async (dir: string): Promise<NodeModules> => {
+  const load = (file: string) => import(pathToFileURL(path.join(dir, file)).href)
+  const [server, serve, clientError, scripted] = await Promise.all([
+    load("src/node/Server.ts"),
+    load("src/http/ServeApi.ts"),
+    load("src/node/http/ClientError.ts"),
+    load("layers/node/model/Scripted.ts")
+  ])
+  return {
+    ServicesLive: server.ServicesLive,
+    ApiLive: server.ApiLive,
+    serveApi: serve.serveApi,
+    createServer: clientError.createServer,
+    Scripted: scripted
+  }
+}
+
+/** A node built from `modules` on a fresh data dir, the probe installed and `count` widgets placed by turns. */
+const startNode = (modules: NodeModules, folder: string, count: number) =>
+  Effect.gen(function*() {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-widgets-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
+    const options = {
+      dataDir,
+      appSecret: Redacted.make(appSecret),
+      model: modules.Scripted.fromScript(modules.Scripted.decodeScript(script)),
+      turns: { wallClock: Duration.minutes(5), hostControlWait: Duration.seconds(5), questionTtl: Duration.hours(24), waitBudget: Duration.seconds(60) },
+      marketplaceUrl: null,
+      registryUrl: null
+    }
+    const services = modules.ServicesLive(options)
+    const server = modules.serveApi(modules.ApiLive(options, services)).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(modules.createServer, { port: 0, host: "127.0.0.1" }))
+    )
+    const context = yield* Layer.build(Layer.merge(server, services))
+    const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
+    const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+    const call = (method: string, route: string, body?: unknown) => json(baseUrl, token, method, route, body)
+
+    const listing = yield* call("POST", "/packages/local", { path: folder })
+    const installed = yield* call("POST", "/packages/install", { packageId: listing.body.packageId, localDigest: listing.body.contentDigest })
+    if (installed.status === 202) {
+      const approval = yield* call("GET", `/packages/approvals/${installed.body.approvalId}`)
+      yield* call("POST", `/packages/approvals/${installed.body.approvalId}/decision`, {
+        decision: "granted",
+        digest: approval.body.operationDigest
+      })
+    }
+    const conversationId = (yield* call("POST", "/conversations", {})).body.conversationId as string
+    const instances: Array<{ placed: any; revision: number }> = []
+    for (let i = 0; i < count; i++) {
+      const turn = yield* call("POST", `/conversations/${conversationId}/messages`, { text: "place probe" })
+      const reply = turn.body.timeline.entries.find((e: any) => e.role === "assistant")
+      const placed = reply.blocks.find((b: any) => b.name === "place_widget").output
+      instances.push({ placed, revision: placed.revision })
+    }
+    let pressed = 0
+    /** A `done` press of the read binding, turning over the placed instances. */
+    const press = (input: unknown) =>
+      Effect.suspend(() => {
+        const target = instances[pressed % instances.length]!
+        const payload = pressOf(target.placed, "read", input, `bench-${pressed++}`, target.revision)
+        return Effect.flatMap(call("POST", `/conversations/${conversationId}/widgets/${target.placed.instanceId}/actions`, payload), (answer) => {
+          if (answer.status !== 200 || answer.body.outcome !== "done") {
+            return Effect.dieMessage(`the press answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+          }
+          target.revision = answer.body.revision
+          return Effect.void
+        })
+      })
+    return { context, conversationId, press, instances: instances.length }
+  })
+
+interface Results {
+  readonly toolCall: Figures
+  readonly toolPath: Figures
+  readonly press: Figures
+  readonly baselinePress: Figures | undefined
+  readonly instances: number
+}
+
+const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(function*() {
   const folder = widgetProbe({ readPerMinute: 600 })
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
-  const options = {
-    dataDir,
-    appSecret: Redacted.make(appSecret),
-    model: Scripted.fromScript(Scripted.decodeScript(script)),
-    turns: { wallClock: Duration.minutes(5), hostControlWait: Duration.seconds(5), questionTtl: Duration.hours(24), waitBudget: Duration.seconds(60) },
-    marketplaceUrl: null,
-    registryUrl: null
-  }
-  const services = ServicesLive(options)
-  const server = serveApi(ApiLive(options, services)).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-  )
-  const context = yield* Layer.build(Layer.merge(server, services))
-  const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
-  const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
-  const call = (method: string, route: string, body?: unknown) => json(baseUrl, token, method, route, body)
-
-  const listing = yield* call("POST", "/packages/local", { path: folder })
-  const installed = yield* call("POST", "/packages/install", { packageId: listing.body.packageId, localDigest: listing.body.contentDigest })
-  if (installed.status === 202) {
-    const approval = yield* call("GET", `/packages/approvals/${installed.body.approvalId}`)
-    yield* call("POST", `/packages/approvals/${installed.body.approvalId}/decision`, {
-      decision: "granted",
-      digest: approval.body.operationDigest
-    })
-  }
-  const conversationId = (yield* call("POST", "/conversations", {})).body.conversationId as string
-  const instances: Array<{ placed: any; revision: number }> = []
-  for (let i = 0; i < Math.ceil((n + warmup) / perInstance); i++) {
-    const turn = yield* call("POST", `/conversations/${conversationId}/messages`, { text: "place probe" })
-    const reply = turn.body.timeline.entries.find((e: any) => e.role === "assistant")
-    const placed = reply.blocks.find((b: any) => b.name === "place_widget").output
-    instances.push({ placed, revision: placed.revision })
-  }
+  const count = Math.ceil((n + warmup) / perInstance)
+  const current = yield* startNode(currentModules, folder, count)
+  const before = baseline === undefined ? undefined : yield* startNode(baseline, folder, count)
 
   const input = { key: "colour" }
   const direct = yield* Effect.acquireRelease(
@@ -120,25 +187,14 @@ const run = Effect.scoped(Effect.gen(function*() {
     }),
     (client) => Effect.promise(() => client.close())
   )
-  const tools = Context.get(context, PackageTools)
-  const callContext: CallContext = { taskId: "task_bench", conversationId, origin: "person", channel: "text" }
-  let pressed = 0
-  const press = Effect.suspend(() => {
-    const target = instances[pressed % instances.length]!
-    const payload = pressOf(target.placed, "read", input, `bench-${pressed++}`, target.revision)
-    return Effect.flatMap(call("POST", `/conversations/${conversationId}/widgets/${target.placed.instanceId}/actions`, payload), (answer) => {
-      if (answer.status !== 200 || answer.body.outcome !== "done") {
-        return Effect.dieMessage(`the press answered ${answer.status}: ${JSON.stringify(answer.body)}`)
-      }
-      target.revision = answer.body.revision
-      return Effect.void
-    })
-  })
+  const tools = Context.get(current.context, PackageTools)
+  const callContext: CallContext = { taskId: "task_bench", conversationId: current.conversationId, origin: "person", channel: "text" }
   const variants = [
     timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: input }))),
     timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", input), (outcome) =>
       outcome.status === "done" ? Effect.void : Effect.dieMessage(JSON.stringify(outcome.output)))),
-    timed(press)
+    timed(current.press(input)),
+    ...(before === undefined ? [] : [timed(before.press(input))])
   ]
   log(`${n} rounds of ${variants.length} variants, after ${warmup} unmeasured`)
   const samples = variants.map(() => [] as Array<number>)
@@ -149,33 +205,48 @@ const run = Effect.scoped(Effect.gen(function*() {
       if (round >= warmup) samples[i]!.push(ms)
     }
   }
-  const [toolCall, toolPath, pressFigures] = samples.map(figures)
-  return { toolCall: toolCall!, toolPath: toolPath!, press: pressFigures!, instances: instances.length }
+  const [toolCall, toolPath, pressFigures, baselinePress] = samples.map(figures)
+  return {
+    toolCall: toolCall!,
+    toolPath: toolPath!,
+    press: pressFigures!,
+    baselinePress,
+    instances: current.instances
+  } satisfies Results
 }))
 
 const ms = (value: number) => value.toFixed(2)
 
+const row = (label: string, f: Figures) => `| ${label} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} |`
+
 const main = async () => {
-  const otherWork = await otherWorkCores()
-  const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
-  const results = await Effect.runPromise(run)
-  const added = results.press.p99 - results.toolCall.p99
-  const section = [
-    "## Local node: widget presses",
-    "",
-    `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call; load average ${load}, other work on ${otherWork.toFixed(2)} cores (a loaded machine: other helpers were running).`,
-    "",
-    "| variant | p50 ms | p99 ms | max ms |",
-    "| --- | ---: | ---: | ---: |",
-    `| the tool call itself (SDK client → probe \`read_value\`) | ${ms(results.toolCall.p50)} | ${ms(results.toolCall.p99)} | ${ms(results.toolCall.max)} |`,
-    `| the node's tool path (\`PackageTools.call\`) | ${ms(results.toolPath.p50)} | ${ms(results.toolPath.p99)} | ${ms(results.toolPath.max)} |`,
-    `| a \`done\` press of the read binding over HTTP | ${ms(results.press.p50)} | ${ms(results.press.p99)} | ${ms(results.press.max)} |`,
-    "",
-    `The press adds ${ms(results.press.p50 - results.toolCall.p50)} ms p50 and ${ms(added)} ms p99 to the tool call (target: at most 3 ms p99): the HTTP round trip, the checks of the instance, the claim and the stored answer of the invocation id, the timeline row and the revision. Presses turned over ${results.instances} placed instances (600 presses a minute per binding at most). A press writes the claim of its invocation id, the timeline row, the revision, its stored answer and its audit row one after another, each its own commit: the first place to look when the target is missed.`,
-    ""
-  ].join("\n")
-  console.log(`\n${section}`)
-  if (process.env.BENCH_WIDGETS_DOCS !== "0") log(`Wrote ${writeDocs("widgets", section)}`)
+  const baselineRef = process.env.BENCH_BASELINE_REF
+  const baseline = baselineRef === undefined || baselineRef === "none" ? undefined : checkoutBaseline(baselineRef)
+  try {
+    const otherWork = await otherWorkCores()
+    const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
+    const results = await Effect.runPromise(run(baseline === undefined ? undefined : await loadModules(baseline.dir)))
+    const added = (press: Figures) => `${ms(press.p50 - results.toolCall.p50)} ms p50 and ${ms(press.p99 - results.toolCall.p99)} ms p99`
+    const section = [
+      "## Local node: widget presses",
+      "",
+      `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") loaded from a temporary worktree into the same process as a second node`}; load average ${load}, other work on ${otherWork.toFixed(2)} cores${otherWork > 0.5 ? " (a loaded machine: other helpers were running)" : ""}.`,
+      "",
+      "| variant | p50 ms | p99 ms | max ms |",
+      "| --- | ---: | ---: | ---: |",
+      row("the tool call itself (SDK client → probe `read_value`)", results.toolCall),
+      row("the node's tool path (`PackageTools.call`)", results.toolPath),
+      row("a `done` press of the read binding over HTTP", results.press),
+      ...(results.baselinePress === undefined ? [] : [row(`the same press on the baseline ${baseline!.commit}`, results.baselinePress)]),
+      "",
+      `The press adds ${added(results.press)} to the tool call (target: at most 3 ms p99)${results.baselinePress === undefined ? "" : `; on the baseline ${added(results.baselinePress)}`}: the HTTP round trip, the checks of the instance, the claim of the invocation id (its own commit, before the call), then the timeline row, the revision, the stored answer and the audit row in one transaction. Presses turned over ${results.instances} placed instances per node (600 presses a minute per binding at most). BENCH_BASELINE_REF=<commit> adds the press of that commit's node, measured beside this one.`,
+      ""
+    ].join("\n")
+    console.log(`\n${section}`)
+    if (process.env.BENCH_WIDGETS_DOCS !== "0") log(`Wrote ${writeDocs("widgets", section)}`)
+  } finally {
+    removeBaseline()
+  }
 }
 
 main().then(

@@ -11,13 +11,17 @@ import type { WidgetInstance } from "./WidgetInstances.js"
 
 export const audioPlayerWidget = "canvas.audio@1"
 
-/** The sources a placement's props give: `sources` as written, or one `source`; the fetcher checks there is one. */
+/**
+ * The sources a placement's props give: every entry of `sources` and `source` together (a `source` beside
+ * `sources` is one more source, not a choice between them; a `sources` that is not a list is one malformed
+ * source). The fetcher checks there is exactly one and its shape.
+ */
 export const sourcesOf = (props: unknown): ReadonlyArray<MediaSource> => {
   if (typeof props !== "object" || props === null) return []
   const record = props as Record<string, unknown>
   // Unchecked here on purpose: the fetcher checks each source's shape and that there is exactly one.
-  if (Array.isArray(record.sources)) return record.sources as unknown as ReadonlyArray<MediaSource>
-  return record.source === undefined ? [] : [record.source as MediaSource]
+  const listed = record.sources === undefined ? [] : Array.isArray(record.sources) ? record.sources : [record.sources]
+  return [...listed, ...(record.source === undefined ? [] : [record.source])] as ReadonlyArray<MediaSource>
 }
 
 export class AudioPlayer extends Context.Tag("clark/node/AudioPlayer")<AudioPlayer, {

@@ -8,8 +8,8 @@ import type { NoticeAction, SurfaceAction, Unavailable } from "../../schema/node
 import { noticeActions, ownRouteActions, surfaceActions } from "../../schema/node/Inbox.js"
 
 /**
- * The kinds of notice the node writes. Jobs (issue 15) add theirs (`job-ended`, `job-failed`) to `kindRules`
- * below and write them through `Inbox.notify`, with `source` naming their capability so suppress works.
+ * The kinds of notice the node writes. Jobs write `job-ended` (completed or cancelled) and `job-failed` through
+ * `Inbox.notify`, with `source` naming their capability (`job:<package>/<tool>`) so suppress silences it.
  */
 export type NoticeKind =
   | "question-expired"
@@ -19,6 +19,11 @@ export type NoticeKind =
   | "work-failed"
   | "package-update"
   | "engine-update"
+  | "job-ended"
+  | "job-failed"
+
+/** The notice kind a job's end writes: a failure is told apart so the inbox can show it as one. */
+export const jobNoticeKind = (status: string): NoticeKind => (status === "failed" ? "job-failed" : "job-ended")
 
 /** A notice as stored, with what the person did to it. */
 export interface NoticeRecord {
@@ -156,6 +161,12 @@ const kindRules: Record<string, KindRule> = {
     typeof notice.data.askedAgainAs === "string"
       ? []
       : [offer("ask-again", conversationGone(facts) ?? (facts.packageCurrent === false ? "package-gone" : undefined))],
+  // A job's end offers no action of its own: the generic ones (open the conversation, mark read, snooze,
+  // suppress its capability, dismiss, and the app's ask-clark / add-to-context / copy-details). No retry for a
+  // failed job: a job starts only from its widget's button, whose press checks the instance, revision, binding,
+  // rate, policy and ledger; a rerun from the inbox would skip them all (docs/decisions.md, "Job notices").
+  "job-ended": () => [],
+  "job-failed": () => [],
   "work-failed": (_, facts) => [
     offer("retry", conversationGone(facts) ?? (facts.workExists === false ? "work-gone" : undefined))
   ],
@@ -284,6 +295,8 @@ export const wordsOf = (kind: string, data: Readonly<Record<string, unknown>>): 
     }
     case "package-update":
       return { title: "A package update is available", body: `${text(data, "name", "")} ${text(data, "version", "")}`.trim() }
+    case "job-failed":
+      return { title: "A background job failed", body: text(data, "text", "") }
     case "engine-update":
       return {
         title: "A newer assistant engine is available",

@@ -23,7 +23,7 @@ export type PlacementInput = typeof PlacementInput.Type
 export const placeWidgetTool: ToolSpec = {
   name: placeWidgetToolName,
   description:
-    "Place a widget in the conversation: a widget of an installed package (`package` and its `widget` id), or the video player (`widget: canvas.video@1`), with props.",
+    "Place a widget in the conversation: a widget of an installed package (`package` and its `widget` id), the video player (`widget: canvas.video@1`), or the audio player (`widget: canvas.audio@1`, props `{source: {url} | {artifactId}, title?}`: the node fetches the file once under its media policy and plays its own copy), with props.",
   inputSchema: {
     type: "object",
     properties: {

@@ -203,7 +203,9 @@ export const ServicesLive = (options: NodeOptions) => {
         running: Effect.flatMap(service, (runtime) => runtime.running)
       })
   ).pipe(Layer.provide(credentials))
+  // Placing the audio player fetches its source through the media fetcher (in `base`).
   const tools = Layer.mergeAll(PackageToolsLive.layer(), SqlActivity.layer, WidgetPlacementLive.layer, OfferedActionsLive.layer).pipe(
+    Layer.provideMerge(AudioPlayerLive.layer),
     Layer.provideMerge(runtime),
     Layer.provide(stores)
   )
@@ -217,8 +219,7 @@ export const ServicesLive = (options: NodeOptions) => {
   const inbox = InboxLayer.layer(options.engine).pipe(Layer.provideMerge(BackgroundWorkLive.layer), Layer.provide(core))
   // Package jobs tell the inbox when they end; GET /work and its cancel reach them through JobWork's wrappers
   // (their Activity and BackgroundWork come last below, so they are the ones the handlers get).
-  // The audio player's placement fetches through the media fetcher.
-  const jobs = Layer.merge(JobWork.layer.pipe(Layer.provideMerge(JobsLive.layer)), AudioPlayerLive.layer).pipe(
+  const jobs = JobWork.layer.pipe(Layer.provideMerge(JobsLive.layer)).pipe(
     Layer.provideMerge(inbox),
     Layer.provide(core)
   )

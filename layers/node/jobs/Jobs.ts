@@ -15,6 +15,7 @@ import { makeId } from "../../../services/common/Ids.js"
 import { ArtifactStore, artifactRef } from "../../../services/node/ArtifactStore.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { Inbox } from "../../../services/node/Inbox.js"
+import { jobNoticeKind } from "../../../services/node/Notices.js"
 import { answerOf, endedSentence, failureText, type JobFailure, jobError, visibleTo } from "../../../services/node/JobRules.js"
 import { isJobTool, JobNotFound, JobNotRunning, Jobs, type JobStart, JobUnavailable } from "../../../services/node/Jobs.js"
 import { PackageRecords } from "../../../services/node/PackageRecords.js"
@@ -100,7 +101,7 @@ export const make = Effect.gen(function*() {
         blocks: [{ type: "text", text }]
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("A job's end could not be written to its conversation", cause)))
       yield* inbox.notify({
-        kind: "job-ended",
+        kind: jobNoticeKind(ended.status),
         conversationId: ended.conversationId,
         subjectId: ended.id,
         data: {

@@ -1,5 +1,9 @@
-/** WidgetPlacement over the installed packages and the widget instance store. */
+/**
+ * WidgetPlacement over the installed packages, the widget instance store and the audio player (whose placement
+ * fetches its source through the media fetcher first).
+ */
 import { Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
+import { AudioPlayer, audioPlayerWidget } from "../../../services/node/AudioPlayer.js"
 import { PackageRecords } from "../../../services/node/PackageRecords.js"
 import {
   maxPropsChars,
@@ -17,7 +21,7 @@ import {
 
 const refused = (error: string, message: string): PlacementOutcome => ({ status: "failed", output: { error, message } })
 
-/** The node's own players: placed without a package (the audio player is placed by its own media tool). */
+/** The node's own players placed as they are; the audio player (canvas.audio@1) goes through AudioPlayer. */
 const placeablePlayers = ["canvas.video@1"]
 
 /** What the tool answers (and the timeline's tool block keeps) of a placed instance. */
@@ -35,6 +39,29 @@ export const placedOutput = (instance: WidgetInstance) => ({
 export const make = Effect.gen(function*() {
   const records = yield* PackageRecords
   const instances = yield* WidgetInstances
+  const audio = yield* AudioPlayer
+
+  /**
+   * The audio player: its one source fetched once under the media policy and stored as a conversation artifact,
+   * then the player placed with the node's copy. A refusal places nothing and says which rule refused, in the
+   * fetcher's own words (which never hold the URL's path, query or credentials).
+   */
+  const placeAudio = (context: { readonly conversationId: string; readonly taskId: string }, props: unknown) =>
+    audio.place(context, props).pipe(
+      Effect.map((placed): PlacementOutcome => ({
+        status: "done",
+        output: { ...placedOutput(placed), props: placed.props }
+      })),
+      Effect.catchTags({
+        MediaRefused: (refusal) =>
+          Effect.succeed<PlacementOutcome>({
+            status: "failed",
+            output: { error: "MEDIA_REFUSED", rule: refusal.rule, message: refusal.message }
+          }),
+        ConversationNotFound: () =>
+          Effect.succeed(refused("RESOURCE_NOT_FOUND", "The conversation is gone; the audio was not stored"))
+      })
+    )
 
   const place: WidgetPlacement["Type"]["place"] = (context, raw) =>
     Effect.gen(function*() {
@@ -49,6 +76,7 @@ export const make = Effect.gen(function*() {
       }
       const base = { conversationId: context.conversationId, props, taskId: context.taskId }
       if (input.package === undefined) {
+        if (input.widget === audioPlayerWidget) return yield* placeAudio(context, input.props)
         if (!placeablePlayers.includes(input.widget)) {
           return refused("RESOURCE_NOT_FOUND", `No player ${input.widget}; a package widget needs its package`)
         }

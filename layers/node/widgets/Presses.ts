@@ -13,15 +13,14 @@ import { AuditLog } from "../../../services/node/AuditLog.js"
 import { JobApprovals } from "../../../services/node/JobApprovals.js"
 import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
-import { PackageRecords } from "../../../services/node/PackageRecords.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
 import { admit, notNewer, pastClockBound, PlayerState, shapeProblem, type Window } from "../../../services/node/PressRules.js"
+import { Transactions } from "../../../services/node/Transactions.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import {
   InstanceUnknown,
   PressFailed,
   PressInputInvalid,
-  PressInterrupted,
   PressRateLimited,
   PressSchemaInvalid,
   PressUnsupported,
@@ -29,54 +28,25 @@ import {
   WidgetNotInstalled
 } from "../../../services/node/WidgetErrors.js"
 import { hostPackageId, type WidgetBinding, type WidgetInstance, WidgetInstances } from "../../../services/node/WidgetInstances.js"
-import { type PressRecord, type StoredAnswer, WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
-import { type ActionAnswer, type PressAnswer, WidgetPresses } from "../../../services/node/WidgetPresses.js"
+import { WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
+import { type PressAnswer, WidgetPresses } from "../../../services/node/WidgetPresses.js"
 import * as InputChecks from "../packages/InputChecks.js"
 import { agentRequest } from "./AgentPress.js"
 import { callOutcome } from "./CallOutcome.js"
-
-type Outcome = Either.Either<ActionAnswer, PressFailed>
-
-const decodeFailed = Schema.decodeUnknownOption(PressFailed)
-
-/** A stored answer, answered again as it was. */
-const replay = (record: PressRecord, invocationId: string): Effect.Effect<PressAnswer, WidgetError> => {
-  switch (record.status) {
-    case "answered":
-      if (record.answer._tag === "Success") return Effect.succeed(record.answer.body as PressAnswer)
-      return Option.match(decodeFailed(record.answer.refusal), {
-        onNone: () => Effect.dieMessage("a stored press refusal cannot be read"),
-        onSome: Effect.fail
-      })
-    case "interrupted":
-    case "running":
-      // A running row with no press of this process behind it was cut off by a restart the start-up missed.
-      return Effect.fail(new PressInterrupted({ invocationId }))
-  }
-}
-
-/** A job press refused before anything started: nothing ran, nothing was recorded. */
-const notStarted = (
-  failure: "policy-refused" | "job-unavailable",
-  step: { readonly step: string; readonly status: "failed" | "not-run"; readonly code: string }
-): Outcome => Either.left(new PressFailed({ failure, outcome: "refused", mayHaveRun: false, recorded: false, workflow: [step] }))
-
-const stored = (outcome: Outcome): StoredAnswer =>
-  Either.match(outcome, {
-    onLeft: (failed) => ({ _tag: "Refusal", refusal: Schema.encodeSync(PressFailed)(failed) }),
-    onRight: (body) => ({ _tag: "Success", status: "approvalRequired" in body || body.outcome === "background" ? 202 : 200, body })
-  })
+import * as InstalledCache from "./InstalledCache.js"
+import { notStarted, type Outcome, replay, type Settle, settled, stored } from "./PressAnswers.js"
 
 export const make = Effect.gen(function*() {
   const instances = yield* WidgetInstances
   const log = yield* WidgetPressLog
-  const records = yield* PackageRecords
+  const installedRecord = yield* InstalledCache.make
   const tools = yield* PackageTools
   const jobs = yield* Jobs
   const jobApprovals = yield* JobApprovals
   const engine = yield* TurnEngine
   const store = yield* ConversationStore
   const audit = yield* AuditLog
+  const transactions = yield* Transactions
   const checks = yield* InputChecks.make
   const windows = yield* Ref.make(HashMap.empty<string, Window>())
   /** Presses of this process still running, by instance and invocation id: an identical press waits for the first. */
@@ -106,7 +76,7 @@ export const make = Effect.gen(function*() {
   const installed = (instance: WidgetInstance) =>
     Effect.gen(function*() {
       if (instance.packageId === hostPackageId) return undefined
-      const pkg = yield* records.installedOne(instance.packageId)
+      const pkg = yield* installedRecord(instance.packageId)
       if (Option.isNone(pkg) || pkg.value.contentDigest !== instance.contentDigest || pkg.value.version !== instance.version) {
         return yield* new WidgetNotInstalled({ packageId: instance.packageId })
       }
@@ -194,7 +164,10 @@ export const make = Effect.gen(function*() {
       return yield* instances.advance(instance.conversationId, instance.instanceId)
     })
 
-  /** A tool binding: the package tool through policy and ledger (PackageTools), its outcome as the press's answer. */
+  /**
+   * A tool binding: the package tool through policy and ledger (PackageTools), its outcome as the press's answer;
+   * the timeline row and the revision are left to the press's closing transaction.
+   */
   const pressTool = (
     caller: Caller,
     instance: WidgetInstance,
@@ -206,7 +179,7 @@ export const make = Effect.gen(function*() {
       const offered = (yield* tools.offered).find((t) => t.packageId === instance.packageId && t.tool === binding.tool)
       if (offered === undefined) {
         // The service package no longer offers the tool (its manifest changed under the same install): nothing sent.
-        return Either.left(
+        return settled(Either.left(
           new PressFailed({
             failure: "tool-not-offered",
             outcome: "refused",
@@ -214,7 +187,7 @@ export const make = Effect.gen(function*() {
             recorded: false,
             workflow: [{ step: "call", status: "not-run", code: "SERVICE_UNREACHABLE" }]
           })
-        ) satisfies Outcome
+        ) satisfies Outcome)
       }
       const outcome = yield* tools.call(
         { taskId, conversationId: instance.conversationId, origin: caller.surface, channel: caller.channel },
@@ -222,11 +195,11 @@ export const make = Effect.gen(function*() {
         press.input
       )
       const mapped = callOutcome(outcome, { taskId, invocationId: press.invocationId, instanceId: instance.instanceId })
-      if (mapped.recordsTimeline) {
-        const revision = yield* recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status)
-        return Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
-      }
-      return mapped.answer
+      if (!mapped.recordsTimeline) return settled(mapped.answer)
+      return Effect.map(
+        recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status),
+        (revision): Outcome => Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
+      )
     })
 
   /** An agent binding: a turn of its own, its instruction from the manifest and the widget's description as data. */
@@ -239,9 +212,11 @@ export const make = Effect.gen(function*() {
         route: "answer",
         hostWritten: { kind: "widget-action", version: 1 }
       }).pipe(Effect.orDie)
-      yield* instances.advance(instance.conversationId, instance.instanceId)
       const taskId = ticket.taskId ?? (yield* makeId("task"))
-      return Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
+      return Effect.as(
+        instances.advance(instance.conversationId, instance.instanceId),
+        Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
+      )
     })
 
   /**
@@ -270,37 +245,52 @@ export const make = Effect.gen(function*() {
       // The execution policy first: a deny rule refuses, an asking mode leaves a card and starts nothing yet.
       const gateTask = yield* makeId("task")
       const gate = yield* jobApprovals.gate(start, { taskId: gateTask, ...about })
-      if (gate._tag === "Deny") return notStarted("policy-refused", { step: "policy", status: "failed", code: "POLICY_REFUSED" })
+      if (gate._tag === "Deny") {
+        return settled(notStarted("policy-refused", { step: "policy", status: "failed", code: "POLICY_REFUSED" }))
+      }
       if (gate._tag === "Asked") {
-        yield* recordPress(caller, instance, binding, press, gateTask, { approvalRequired: { approvalId: gate.approvalId } }, "failed")
-        return Either.right({
+        const waiting: Outcome = Either.right({
           outcome: "approval-required" as const,
           invocationId: press.invocationId,
           approvalRequired: { approvalId: gate.approvalId },
           taskId: gateTask
-        }) satisfies Outcome
+        })
+        return Effect.as(
+          recordPress(caller, instance, binding, press, gateTask, { approvalRequired: { approvalId: gate.approvalId } }, "failed"),
+          waiting
+        )
       }
       const started = yield* Effect.either(jobs.start(start))
-      if (Either.isLeft(started)) return notStarted("job-unavailable", { step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" })
+      if (Either.isLeft(started)) {
+        return settled(notStarted("job-unavailable", { step: "start-job", status: "not-run", code: "JOB_UNAVAILABLE" }))
+      }
       const taskId = yield* makeId("task")
       const job = started.right.jobId
-      const revision = yield* recordPress(caller, instance, binding, press, taskId, { job }, "done")
-      return Either.right({
-        outcome: "done" as const,
-        invocationId: press.invocationId,
-        instanceId: instance.instanceId,
-        revision,
-        job,
-        taskId
-      }) satisfies Outcome
+      return Effect.map(
+        recordPress(caller, instance, binding, press, taskId, { job }, "done"),
+        (revision): Outcome =>
+          Either.right({
+            outcome: "done" as const,
+            invocationId: press.invocationId,
+            instanceId: instance.instanceId,
+            revision,
+            job,
+            taskId
+          })
+      )
     })
 
-  /** Claims the invocation id and runs the press once; an identical press of this process waits for the first. */
+  /**
+   * Claims the invocation id and runs the press once; an identical press of this process waits for the first. The
+   * claim is its own commit, durable before the call goes out (rule 6); everything written after the call (the
+   * timeline row, the revision, the stored answer, the audit row) is one transaction, so a press pays one commit
+   * after its call instead of four.
+   */
   const once = (
     caller: Caller,
     instance: WidgetInstance,
     press: ActionPress,
-    run: Effect.Effect<Outcome>
+    run: Effect.Effect<Settle>
   ): Effect.Effect<PressAnswer, WidgetError> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
@@ -321,20 +311,24 @@ export const make = Effect.gen(function*() {
           })
           if (Option.isSome(earlier)) return yield* replay(earlier.value, press.invocationId)
           // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
-          const outcome = yield* run
-          yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
-          yield* audit.append({
-            kind: "widget-press",
-            conversationId: instance.conversationId,
-            surface: caller.surface,
-            channel: caller.channel,
-            detail: {
-              instanceId: instance.instanceId,
-              actionBindingId: press.actionBindingId,
-              invocationId: press.invocationId,
-              outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
-            }
-          })
+          const settle = yield* run
+          const outcome = yield* transactions.atomically(Effect.gen(function*() {
+            const outcome = yield* settle
+            yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
+            yield* audit.append({
+              kind: "widget-press",
+              conversationId: instance.conversationId,
+              surface: caller.surface,
+              channel: caller.channel,
+              detail: {
+                instanceId: instance.instanceId,
+                actionBindingId: press.actionBindingId,
+                invocationId: press.invocationId,
+                outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
+              }
+            })
+            return outcome
+          }))
           return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
         }).pipe(Effect.exit)
         yield* Deferred.done(mine, result)

@@ -6,7 +6,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { NodeApi } from "../../../schema/node/Api.js"
 import { CurrentCaller } from "../../../schema/node/Security.js"
-import { WidgetPresses } from "../../../services/node/WidgetPresses.js"
+import { type PressAnswer, WidgetPresses } from "../../../services/node/WidgetPresses.js"
 import { WidgetViews } from "../../../services/node/WidgetViews.js"
 import { wire } from "../http/Errors.js"
 import { cancelJob, exportTable, getJob, listJobs } from "./WidgetJobs.js"
@@ -22,6 +22,10 @@ const frameHeaders = {
   "cache-control": "no-store"
 }
 
+/** 202 for an answer that waits (an approval card) or goes on in the background; 200 for the rest. */
+const pressStatus = (answer: PressAnswer) =>
+  "outcome" in answer && (answer.outcome === "approval-required" || answer.outcome === "background") ? 202 : 200
+
 export const WidgetsLive = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =>
   Effect.gen(function*() {
     const presses = yield* WidgetPresses
@@ -34,8 +38,12 @@ export const WidgetsLive = HttpApiBuilder.group(NodeApi, "widgets", (handlers) =
         ))
       .handle("publishSemantic", ({ path, payload }) => wire(views.publish(path.id, path.instanceId, payload)))
       .handle("semantic", ({ path }) => wire(views.described(path.id, path.instanceId)))
+      // Sent as built, without the schema's encode step (as GET /inbox): every answer is typed plain JSON (a stored
+      // one was stored as sent), and encoding the four-member union was a visible share of a press's cost.
       .handle("press", ({ path, payload }) =>
-        Effect.flatMap(CurrentCaller, (caller) => wire(presses.press(caller, path.id, path.instanceId, payload))))
+        Effect.flatMap(CurrentCaller, (caller) => wire(presses.press(caller, path.id, path.instanceId, payload))).pipe(
+          Effect.map((answer) => HttpServerResponse.unsafeJson(answer, { status: pressStatus(answer) }))
+        ))
       .handle("export", exportTable)
       .handle("jobs", listJobs)
       .handle("job", getJob)

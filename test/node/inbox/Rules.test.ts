@@ -6,9 +6,11 @@ import {
   classifyAction,
   compareVersions,
   isSkipped,
+  jobNoticeKind,
   type NoticeRecord,
   offeredActions,
-  rawActionOf
+  rawActionOf,
+  wordsOf
 } from "../../../services/node/Notices.js"
 
 const base: NoticeRecord = {
@@ -47,7 +49,11 @@ describe("offeredActions", () => {
     ["expired task approval, package reinstalled", { kind: "task-approval-expired" }, { conversationExists: true, packageCurrent: false }, ["ask-again:package-gone", "open", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
     ["expired task approval, conversation deleted", { kind: "task-approval-expired" }, { conversationExists: false, packageCurrent: true }, ["ask-again:conversation-gone", "open:conversation-gone", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
     ["expired task approval asked again", { kind: "task-approval-expired", data: { askedAgainAs: "tap_2" } }, { conversationExists: true, packageCurrent: true }, ["open", "mark-read", "snooze", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
-    ["job ended", { kind: "job-ended", source: "job:p/t" }, { conversationExists: true }, ["open", "mark-read", "snooze", "suppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]]
+    ["job ended", { kind: "job-ended", subjectId: "job_1", source: "job:p/t" }, { conversationExists: true }, ["open", "mark-read", "snooze", "suppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["job ended, its capability suppressed", { kind: "job-ended", subjectId: "job_1", source: "job:p/t", suppressed: true }, { conversationExists: true }, ["open", "mark-read", "snooze", "unsuppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["job failed: no retry", { kind: "job-failed", subjectId: "job_1", source: "job:p/t" }, { conversationExists: true }, ["open", "mark-read", "snooze", "suppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["job failed, read, conversation gone", { kind: "job-failed", subjectId: "job_1", source: "job:p/t", readAt: "2026-01-01T00:30:00.000Z" }, { conversationExists: false }, ["open:conversation-gone", "mark-unread", "snooze", "suppress", "dismiss", "ask-clark", "add-to-context", "copy-details"]],
+    ["job ended, dismissed", { kind: "job-ended", subjectId: "job_1", source: "job:p/t", dismissedAt: "2026-01-01T00:59:00.000Z" }, { conversationExists: true }, ["restore"]]
   ])("%s", (_, patch, facts, expected) => {
     expect(names(offeredActions({ ...base, ...patch }, facts, now))).toEqual(expected)
   })
@@ -103,5 +109,17 @@ describe("versions", () => {
     expect(isSkipped("1.9.0", ["2.0.0"])).toBe(true)
     expect(isSkipped("2.0.0", ["2.0.0"])).toBe(true)
     expect(isSkipped("2.0.1", ["2.0.0"])).toBe(false)
+  })
+})
+
+describe("job notices", () => {
+  it.each([
+    ["completed", "job-ended", "A background job finished"],
+    ["cancelled", "job-ended", "A background job was cancelled"],
+    ["failed", "job-failed", "A background job failed"]
+  ])("a job %s writes %s, titled %j, its body the sentence naming its files", (status, kind, title) => {
+    expect(jobNoticeKind(status)).toBe(kind)
+    const text = "The background job tide_report finished. Result files: a.csv, b.csv, c.csv and 1 more."
+    expect(wordsOf(kind, { status, text })).toEqual({ title, body: text })
   })
 })

@@ -55,7 +55,7 @@ describe("refusals name the first problem", () => {
       "clark.permissions[1].kind", /Expected/],
     ["a binding to a tool the package lacks", (p) => (p.clark.widgets[0].bindings[0].tool = "weather"),
       "clark.widgets[0].bindings[0].tool", /names no tool/],
-    ["two tools of one name", (p) => p.clark.tools.push(p.clark.tools[0]), "clark.tools[1]", /repeats/],
+    ["two tools of one name", (p) => p.clark.tools.push(p.clark.tools[0]), "clark.tools[2]", /repeats/],
     ["two bindings of one id", (p) => (p.clark.widgets[0].bindings[1].id = "refresh"), "clark.widgets[0].bindings[1].id",
       /repeats/],
     ["a widget facet naming no widget", (p) => (p.clark.facets[0].widgetId = "other"), "clark.facets[0].widgetId",
