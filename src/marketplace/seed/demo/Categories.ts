@@ -81,7 +81,7 @@ export const categories: ReadonlyArray<CategorySpec> = [
     description: "Inspect, lint, test and ship code.",
     kinds: ["tool", "tool", "tool", "service", "widget", "skill"],
     publishers: ["fjord-software", "tessellate", "sam-okafor", "acme"],
-    hosts: ["api.github.com", "registry.npmjs.org", "hooks.ci.example.com"],
+    hosts: ["api.github.com", "packages.example.org", "hooks.ci.example.com"],
     keywords: ["developer", "cli", "devops", "debugging"],
     benefits: ["with sensible defaults for monorepos", "with output that pipes cleanly into other tools"],
     topics: [
