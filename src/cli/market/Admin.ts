@@ -19,37 +19,26 @@ const account = Args.text({ name: "ACCOUNT" }).pipe(
 const suspension = (result: AccountSuspension) =>
   result.suspendedAt === null ? `${result.id}: not suspended` : `${result.id}: suspended since ${result.suspendedAt}`
 
-const suspend = Command.make("suspend", {
-  ...connectionOptions,
-  account,
-  reason: optionalText("reason", "why, up to 500 characters (kept in the audit log)")
-}, (options) =>
-  request(
-    options,
-    (api) =>
-      api.admin.suspend({
-        path: { id: options.account },
-        payload: { suspended: true, ...given({ reason: options.reason }) },
-        withResponse: true
-      }),
-    suspension
-  )).pipe(Command.withDescription("Suspend an account: each of its credentials answers 403 until lifted"))
+/** `suspend` and `unsuspend` differ only in the state they ask for. */
+const suspensionCommand = (name: string, suspended: boolean, description: string) =>
+  Command.make(name, {
+    ...connectionOptions,
+    account,
+    reason: optionalText("reason", "why, up to 500 characters (kept in the audit log)")
+  }, (options) =>
+    request(
+      options,
+      (api) =>
+        api.admin.suspend({
+          path: { id: options.account },
+          payload: { suspended, ...given({ reason: options.reason }) },
+          withResponse: true
+        }),
+      suspension
+    )).pipe(Command.withDescription(description))
 
-const unsuspend = Command.make("unsuspend", {
-  ...connectionOptions,
-  account,
-  reason: optionalText("reason", "why, up to 500 characters (kept in the audit log)")
-}, (options) =>
-  request(
-    options,
-    (api) =>
-      api.admin.suspend({
-        path: { id: options.account },
-        payload: { suspended: false, ...given({ reason: options.reason }) },
-        withResponse: true
-      }),
-    suspension
-  )).pipe(Command.withDescription("Lift an account's suspension"))
+const suspend = suspensionCommand("suspend", true, "Suspend an account: each of its credentials answers 403 until lifted")
+const unsuspend = suspensionCommand("unsuspend", false, "Lift an account's suspension")
 
 export const admin = Command.make("admin").pipe(
   Command.withDescription("Admin commands on accounts (scope admin)"),

@@ -8,7 +8,7 @@
  * prefix (`quote`) and never a secret; the members carry what a client acts on.
  */
 import { Effect, Match } from "effect"
-import { NodeError, type NodeErrorCode } from "../../../schema/node/Errors.js"
+import type { NodeError } from "../../../schema/node/Errors.js"
 import type { OfflineReason } from "../../../schema/node/Maps.js"
 import type { AccessError } from "../../../services/node/AccessErrors.js"
 import type { ArtifactError } from "../../../services/node/ArtifactErrors.js"
@@ -20,7 +20,7 @@ import { boundsProblem } from "../../../services/node/MapTiles.js"
 import type { InboxError } from "../../../services/node/InboxErrors.js"
 import type { JobError } from "../../../services/node/JobErrors.js"
 import type { LedgerError } from "../../../services/node/LedgerErrors.js"
-import type { ApprovalError, UnreadableReason } from "../../../services/node/PackageErrors.js"
+import type { ApprovalError } from "../../../services/node/PackageErrors.js"
 import type { NotImplementedYet } from "../../../services/node/PendingErrors.js"
 import type { ServiceCallError } from "../../../services/node/ServiceErrors.js"
 import type { PreferenceInvalid } from "../../../services/node/PreferenceErrors.js"
@@ -39,6 +39,10 @@ import {
   writeProblemMessages
 } from "./RefusalMessages.js"
 import { fileWriteRefusals } from "./errors/FileWrites.js"
+import { packageRefusals } from "./errors/Packages.js"
+import { quote, refuse } from "./errors/Refuse.js"
+
+export { quote, quotedLength } from "./errors/Refuse.js"
 
 /** Every domain error a node route can fail with. */
 export type NodeDomainError =
@@ -61,37 +65,10 @@ export type NodeDomainError =
   | WidgetError
   | OfferedActionError
 
-/** At most this many characters of anything a client sent appear in a message. */
-export const quotedLength = 40
-
-const isControl = (char: string) => {
-  const code = char.charCodeAt(0)
-  return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029
-}
-
-/** A short, single-line prefix of client input, for a message; the input is never read past the prefix. */
-export const quote = (text: string): string => {
-  const head = Array.from(text.slice(0, quotedLength), (char) => (isControl(char) ? " " : char)).join("")
-  return JSON.stringify(text.length > quotedLength ? `${head}…` : head)
-}
-
-/** What GET /map-tiles says of the same state, as a sentence (never the key). */
 const offlineMessages: Record<OfflineReason, string> = {
   "no-provider": "No tile provider is set",
   "key-unavailable": "The tile provider needs a key and none is stored",
   "key-origin-mismatch": "The stored map tile key is bound to another origin"
-}
-
-/** Why a folder or unpacked package cannot be read, as a sentence (the members carry the details). */
-const unreadableMessages: Record<typeof UnreadableReason.Type, string> = {
-  "not-a-folder": "The path is not a folder this node can read (an absolute path to a folder is needed)",
-  "too-many-files": "The package has more files than the node installs",
-  "too-many-folders": "The package has more folders than the node installs",
-  "too-deep": "The package's folders nest deeper than the node installs",
-  "too-large": "The package is larger than the node installs",
-  link: "The package contains a symbolic or hard link",
-  "special-file": "The package contains something that is neither a file nor a folder",
-  unreadable: "A file of the package cannot be read"
 }
 
 const credentialNameMessages: Record<typeof CredentialNameProblem.Type, string> = {
@@ -108,8 +85,6 @@ const answerMessages = {
 } as const
 
 
-const refuse = (code: NodeErrorCode, message: string, members: Record<string, unknown> = {}) =>
-  new NodeError({ code, message, members })
 
 type Mapping = { readonly [Tag in NodeDomainError["_tag"]]: (error: Extract<NodeDomainError, { readonly _tag: Tag }>) => NodeError }
 
@@ -210,61 +185,7 @@ const mapping: Mapping = {
   ThemeNotAvailable: (e) => refuse(e.code, `The theme ${quote(e.themeRef)} cannot be used: ${e.reason}; nothing was stored`),
   ConfirmationNotFound: () =>
     refuse("RESOURCE_NOT_FOUND", "No confirmation is waiting under that token (never issued, answered or expired)"),
-  // Packages: reading, installing, approvals
-  LocalSourceUnreadable: (e) =>
-    refuse("LOCAL_SOURCE_UNREADABLE", unreadableMessages[e.reason], {
-      reason: e.reason,
-      ...(e.path === undefined ? {} : { path: e.path }),
-      ...(e.limit === undefined ? {} : { limit: e.limit })
-    }),
-  ManifestInvalid: (e) =>
-    refuse("LOCAL_SOURCE_UNREADABLE", `package.json: ${e.path === "" ? "" : `${e.path} `}${e.problem}`, {
-      reason: "manifest",
-      path: e.path,
-      problem: e.problem
-    }),
-  ManifestVersionUnsupported: (e) =>
-    refuse("LOCAL_SOURCE_UNREADABLE", `manifestVersion ${e.found} is not one this node reads (it reads ${e.supported})`, {
-      reason: "manifest-version",
-      path: "clark.manifestVersion"
-    }),
-  DigestMismatch: (e) =>
-    refuse("DIGEST_MISMATCH", "The package's files are not the ones listed or approved", {
-      expected: e.expected,
-      actual: e.actual
-    }),
-  PackageCacheUnavailable: (e) =>
-    refuse("PACKAGE_CACHE_UNAVAILABLE", `The package cache cannot be written (${e.detail}); nothing was installed`),
-  PackageNotListed: (e) => refuse("RESOURCE_NOT_FOUND", `The directory lists no package ${quote(e.packageId)}`),
-  InstallRequestInvalid: (e) => refuse("INVALID_INPUT", `${e.field}: ${e.problem}`, { field: e.field }),
-  DeclaredReachMismatch: (e) =>
-    refuse("DECLARED_REACH_MISMATCH", "The package declares outside reach its listing did not show", {
-      undeclared: e.undeclared
-    }),
-  InstallPolicyRefused: (e) => refuse("POLICY_REFUSED", `The install policy (execution.installs: ${e.mode}) refuses installs`),
-  // Registry packages (docs/decisions.md, "Registry packages")
-  RegistryNotConfigured: (e) =>
-    refuse("SERVICE_UNREACHABLE", `No npm registry is set (${e.setting}): registry packages cannot be installed`),
-  RegistryUnavailable: (e) =>
-    refuse("SERVICE_UNREACHABLE", `The registry did not answer for ${quote(e.name)} (${e.stage}): ${e.problem}`),
-  PackageNotInRegistry: (e) =>
-    refuse("RESOURCE_NOT_FOUND", `The registry has no ${quote(e.version === undefined ? e.name : `${e.name}@${e.version}`)}`),
-  IntegrityMismatch: (e) =>
-    refuse("DIGEST_MISMATCH", "The registry's tarball does not match its integrity", { expected: e.expected, actual: e.actual }),
-  TarballRefused: (e) =>
-    refuse("LOCAL_SOURCE_UNREADABLE", `The package's tarball was refused (${e.reason})`, {
-      reason: e.reason,
-      ...(e.path === undefined ? {} : { path: e.path }),
-      ...(e.limit === undefined ? {} : { limit: e.limit })
-    }),
-  SignatureInvalid: (e) => refuse("POLICY_REFUSED", `The registry signature does not verify: ${e.problem}`, { reason: "signature" }),
-  ProvenanceInvalid: (e) =>
-    refuse("POLICY_REFUSED", `The provenance attestation does not verify: ${e.problem}`, { reason: "provenance" }),
-  ApprovalNotFound: (e) => refuse("RESOURCE_NOT_FOUND", `No approval ${quote(e.approvalId)}`),
-  ApprovalForged: () => refuse("APPROVAL_FORGED", "The digest is not the one this approval asked about"),
-  ApprovalAlreadyDecided: (e) =>
-    refuse("APPROVAL_ALREADY_DECIDED", `The approval was already decided (${e.status})`, { status: e.status }),
-  ApprovalExpired: () => refuse("APPROVAL_EXPIRED", "The approval expired before it was decided; nothing it asked for was done"),
+  ...packageRefusals,
   // Service packages (docs/decisions.md, "Service runtime"); `detail` stays in the log, never on the wire.
   ServiceUnreachable: (e) => refuse("SERVICE_UNREACHABLE", `The package's service could not be reached (${e.reason})`),
   ServiceToolFailed: (e) => refuse("SERVICE_TOOL_FAILED", `The tool ${quote(e.tool)} failed (${e.reason})`),
