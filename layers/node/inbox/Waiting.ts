@@ -7,7 +7,7 @@ import { Clock, DateTime, Effect } from "effect"
 import type { WaitingItem } from "../../../schema/node/Inbox.js"
 import { stillPublished } from "../../../services/node/InstallPolicy.js"
 import type { Ledger } from "../../../services/node/Ledger.js"
-import type { ListingCache } from "../../../services/node/ListingCache.js"
+import type { ListingCache, Published } from "../../../services/node/ListingCache.js"
 import type { PackageRecords } from "../../../services/node/PackageRecords.js"
 import type { TaskApprovals } from "../../../services/node/TaskApprovals.js"
 
@@ -24,7 +24,9 @@ export const make = ({ approvals, ledger, listings, records }: Sources) =>
     // Listed only while the directory still publishes that exact package, version and digest (a folder changed
     // on disk, a marketplace listing moved on or a directory that did not answer in time: not listed for now).
     const open = (yield* records.waiting).filter((a) => a.expiresAt > at)
-    const answers = open.length === 0 ? new Map() : yield* listings.published([...new Set(open.map((a) => a.packageId))])
+    const answers = open.length === 0
+      ? new Map<string, Published>()
+      : yield* listings.published([...new Set(open.map((a) => a.packageId))])
     const listed = open.filter((a) => stillPublished(a, answers.get(a.packageId) ?? undefined))
     const installs = listed.map((a): WaitingItem => ({
       kind: "install-approval",

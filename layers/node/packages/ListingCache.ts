@@ -101,6 +101,8 @@ export const make = (settings: Settings) =>
         // A listed folder that cannot be read now publishes nothing (the approval is not listed), as before.
         Effect.catchAll(() => Effect.succeed(null)),
         Effect.timeoutOption(settings.requestTimeout),
+        // A defect ends the request like a timeout (no answer; the next read asks again), and is logged.
+        Effect.tapDefect((cause) => Effect.logError("ListingCache: a directory request died", cause)),
         Effect.exit,
         Effect.flatMap((exit) =>
           Effect.flatMap(Clock.currentTimeMillis, (at) =>
@@ -121,14 +123,14 @@ export const make = (settings: Settings) =>
               now,
               settings
             )
-            const request = plan.start ? { startedAt: now, done: Deferred.unsafeMake<void>(FiberId.none) } : entry?.request ?? null
+            const inFlight = plan.start ? { startedAt: now, done: Deferred.unsafeMake<void>(FiberId.none) } : entry?.request ?? null
             next.set(packageId, {
               answer: entry?.answer,
               answeredAt: entry?.answeredAt ?? null,
-              request,
+              request: inFlight,
               readAt: now
             })
-            return { packageId, plan, answer: entry?.answer, done: request?.done }
+            return { packageId, plan, answer: entry?.answer, done: inFlight?.done }
           })
           return [planned, bounded(next, settings.capacity)] as const
         })
