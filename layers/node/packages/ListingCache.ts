@@ -114,7 +114,9 @@ export const make = (settings: Settings) =>
     const published = (packageIds: ReadonlyArray<string>) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const plans = yield* Ref.modify(state, (entries) => {
+        // Planned and started as one step: a request recorded as in flight is always running (an interrupted reader
+        // in between would leave its readers waiting on a request nobody runs).
+        const plans = yield* Effect.uninterruptible(Effect.tap(Ref.modify(state, (entries) => {
           const next = new Map(entries)
           const planned = packageIds.map((packageId) => {
             const entry = entries.get(packageId)
@@ -133,10 +135,13 @@ export const make = (settings: Settings) =>
             return { packageId, plan, answer: entry?.answer, done: inFlight?.done }
           })
           return [planned, bounded(next, settings.capacity)] as const
-        })
-        for (const { done, packageId, plan } of plans) {
-          if (plan.start && done !== undefined) yield* FiberSet.run(requests, request(packageId, done))
-        }
+        }), (planned) =>
+          Effect.forEach(
+            planned.filter(({ done, plan }) => plan.start && done !== undefined),
+            // Interruptible again: the node stopping ends the requests in flight.
+            ({ done, packageId }) => FiberSet.run(requests, Effect.interruptible(request(packageId, done!))),
+            { discard: true }
+          )))
         const answers = new Map<string, Published>()
         for (const { answer, packageId, plan } of plans) {
           if (plan.use && answer !== undefined) answers.set(packageId, answer)
