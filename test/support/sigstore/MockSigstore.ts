@@ -16,9 +16,9 @@ import { bundleToJSON } from "@sigstore/bundle"
 import { type CA, fulcioHandler, initializeCA, initializeCTLog } from "@sigstore/mock/dist/fulcio/index.js"
 import { initializeTLog, rekorHandler } from "@sigstore/mock/dist/rekor/index.js"
 import { generateKeyPair } from "@sigstore/mock/dist/util/key.js"
-import { DSSEBundleBuilder, FulcioSigner, RekorWitness } from "@sigstore/sign"
+import { DSSEBundleBuilder, FulcioSigner, RekorWitness, type Signer } from "@sigstore/sign"
 import { Effect } from "effect"
-import { createHash } from "node:crypto"
+import { createHash, createPublicKey, createSign, type KeyObject } from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -42,6 +42,11 @@ export interface MockSigstore {
   readonly attest: (statement: object, options?: { readonly rogueCA?: boolean }) => Promise<object>
   /** A SLSA v1 provenance bundle whose in-toto subject is `name@version` with these sha512 (hex) bytes. */
   readonly provenance: (subject: { readonly name: string; readonly version: string; readonly sha512: string }, options?: { readonly rogueCA?: boolean }) => Promise<object>
+  /**
+   * npm's publish attestation: the statement DSSE-signed with the registry's key (its keyid as the hint, as
+   * npm's registry signs it), logged in this Rekor.
+   */
+  readonly publishAttestation: (statement: object, key: { readonly keyid: string; readonly privateKey: KeyObject }) => Promise<object>
   /** Signing requests answered, by path (shows a bundle really went through this Fulcio and Rekor). */
   readonly requests: ReadonlyArray<string>
 }
@@ -146,7 +151,11 @@ export const start = Effect.gen(function*() {
   const trustedRootPath = path.join(folder, "trusted_root.json")
   fs.writeFileSync(trustedRootPath, JSON.stringify(trustedRoot))
 
-  const attest = async (statement: object, options?: { readonly rogueCA?: boolean }) => {
+  const rekorWitness = () => new RekorWitness({ rekorBaseURL: url, entryType: "intoto", fetchOnConflict: false, retry: 0, timeout: 5_000 })
+  const build = async (builder: DSSEBundleBuilder, statement: object) =>
+    bundleToJSON(await builder.create({ data: Buffer.from(JSON.stringify(statement)), type: inTotoPayloadType })) as object
+
+  const attest = (statement: object, options?: { readonly rogueCA?: boolean }) => {
     // As npm's publish signs provenance (`legacyCompatibility`): an intoto Rekor entry and a certificate chain.
     const builder = new DSSEBundleBuilder({
       certificateChain: true,
@@ -156,10 +165,20 @@ export const start = Effect.gen(function*() {
         retry: 0,
         timeout: 5_000
       }),
-      witnesses: [new RekorWitness({ rekorBaseURL: url, entryType: "intoto", fetchOnConflict: false, retry: 0, timeout: 5_000 })]
+      witnesses: [rekorWitness()]
     })
-    const bundle = await builder.create({ data: Buffer.from(JSON.stringify(statement)), type: inTotoPayloadType })
-    return bundleToJSON(bundle) as object
+    return build(builder, statement)
+  }
+
+  const publishAttestation = (statement: object, key: { readonly keyid: string; readonly privateKey: KeyObject }) => {
+    const publicKey = createPublicKey(key.privateKey).export({ type: "spki", format: "pem" }).toString()
+    const signer: Signer = {
+      sign: async (data) => ({
+        signature: createSign("SHA256").update(data).sign(key.privateKey),
+        key: { $case: "publicKey", publicKey, hint: key.keyid }
+      })
+    }
+    return build(new DSSEBundleBuilder({ signer, witnesses: [rekorWitness()] }), statement)
   }
 
   return {
@@ -168,6 +187,7 @@ export const start = Effect.gen(function*() {
     trustedRootPath,
     attest,
     provenance: (subject, options) => attest(provenanceStatement(subject), options),
+    publishAttestation,
     requests
   } satisfies MockSigstore
 })
