@@ -181,7 +181,7 @@ export const start = Effect.gen(function*() {
     return build(new DSSEBundleBuilder({ signer, witnesses: [rekorWitness()] }), statement)
   }
 
-  return {
+  const running: MockSigstore = {
     url,
     trustedRoot,
     trustedRootPath,
@@ -189,5 +189,6 @@ export const start = Effect.gen(function*() {
     provenance: (subject, options) => attest(provenanceStatement(subject), options),
     publishAttestation,
     requests
-  } satisfies MockSigstore
+  }
+  return running
 })

@@ -17,7 +17,8 @@ export const rewriteStatement = (bundle: object, statement: object): object => {
 export const flipSignature = (bundle: object): object => {
   const changed = copy(bundle)
   const sig = Buffer.from(changed.dsseEnvelope.signatures[0].sig, "base64")
-  sig[sig.length >> 1] ^= 0x01
+  const at = sig.length >> 1
+  sig.writeUInt8(sig.readUInt8(at) ^ 0x01, at)
   changed.dsseEnvelope.signatures[0].sig = sig.toString("base64")
   return changed
 }
