@@ -55,6 +55,7 @@ const refusal = (cause: unknown) => {
   const name = typeof error?.name === "string" ? error.name : "error"
   // Unverifiable is not absent: without Sigstore's trust root (TUF) the bundle is refused too.
   if (name === "TUFError") return "Sigstore's trust root could not be read (TUFError)"
+  if (name === "TrustedRootUnreadable") return "the configured Sigstore trusted root could not be read (TrustedRootUnreadable)"
   return typeof error?.code === "string" && /^[A-Z_]+$/.test(error.code)
     ? `Sigstore refused a bundle (${name}: ${error.code})`
     : `Sigstore refused a bundle (${name})`

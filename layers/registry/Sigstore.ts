@@ -32,9 +32,20 @@ export const tufTrustRoot = (tufCachePath: string | undefined): TrustRoot => () 
     timeout: 5_000
   })
 
-/** A trusted root from a JSON file in Sigstore's `trusted_root.json` form. */
-export const fileTrustRoot = (file: string): TrustRoot => async () =>
-  TrustedRoot.fromJSON(JSON.parse(await fs.readFile(file, "utf8")))
+/** The error name a configured trusted-root file that cannot be read or parsed fails with. */
+export const trustedRootUnreadable = "TrustedRootUnreadable"
+
+/**
+ * A trusted root from a JSON file in Sigstore's `trusted_root.json` form. A file that cannot be read or is
+ * not a trusted root refuses every bundle (unverifiable is not absent), under its own error name.
+ */
+export const fileTrustRoot = (file: string): TrustRoot => async () => {
+  try {
+    return TrustedRoot.fromJSON(JSON.parse(await fs.readFile(file, "utf8")))
+  } catch (cause) {
+    throw Object.assign(new Error("the configured Sigstore trusted root could not be read", { cause }), { name: trustedRootUnreadable })
+  }
+}
 
 /** The key finder `sigstore.verify` builds from a `keySelector` that always answers `key` (PEM). */
 const keyFinder = (key: string) => {

@@ -103,6 +103,20 @@ describe("provenance signed through a real Sigstore flow", () => {
       expect(registry.requests).not.toContain(tarballPath)
     }))
 
+  test("a configured trusted root that cannot be read refuses the bundles: unverifiable is not absent", () =>
+    Effect.gen(function*() {
+      const { bytes, publish, registry, sigstore } = yield* setup
+      publish(yield* Effect.promise(() => signedAttestations(sigstore, registry.key, name, version, bytes)))
+      const { parent, into } = staging()
+      const missing = path.join(temp(), "no-trusted-root.json")
+      expect(yield* refusal((yield* packages(registry.url, missing)).unpack({ name, into }))).toMatchObject({
+        _tag: "ProvenanceInvalid",
+        problem: "the configured Sigstore trusted root could not be read (TrustedRootUnreadable)"
+      })
+      expect(fs.readdirSync(parent)).toEqual([])
+      expect(registry.requests).not.toContain(tarballPath)
+    }))
+
   const other = Buffer.from("other bytes")
   const tampered: ReadonlyArray<readonly [string, (context: Effect.Effect.Success<typeof setup>) => Promise<object>, string]> = [
     [
