@@ -36,7 +36,7 @@ const settings = {
 
 const token = "bench-token-0123456789"
 
-type Variant = "plain" | "router" | "bare" | "marketplace" | "node"
+type Variant = "plain" | "fiber" | "router" | "bare" | "marketplace" | "node"
 
 interface Server {
   readonly label: string
@@ -67,7 +67,7 @@ const routes: ReadonlyArray<Route> = [
     name: "GET SSE (four events, then the end)",
     method: "GET",
     path: () => "/bench/events",
-    only: ["plain", "router", "bare", "node"]
+    only: ["plain", "fiber", "router", "bare", "node"]
   }
 ]
 const postBody = JSON.stringify({ name: "bench", count: 3, note: "a small body" })
@@ -188,7 +188,7 @@ const report = (
     os.cpus()[0]?.model ?? "unknown"
   }).
 
-- Servers (scripts/bench/http-stack/server.ts): the same routes, a GET answering a 172-byte JSON object, a POST echoing a small JSON body and a GET answering four SSE events (the node's shape: the opening comment, three deltas and \`done\`, then the end), through (a) plain node:http, (a') the platform's \`HttpRouter\` on \`NodeHttpServer\` without HttpApi (the server adapter and router alone), (b) a bare HttpApi on \`NodeHttpServer\` (tracing off, as both services run by default), (c) the marketplace's stack (\`serveApi\`, its server factory, error envelope, rate-limiting middleware with \`MARKETPLACE_RATE_LIMITS=off\` as bench:marketplace runs it, services over SQLite) and (d) the node's (bearer \`Authenticated\` middleware, error mapping with guarded bodies, \`serveApi\`, its server factory; its SSE route answers with the node's own \`Sse.response\`; the marketplace has no SSE route)${
+- Servers (scripts/bench/http-stack/server.ts): the same routes, a GET answering a 172-byte JSON object, a POST echoing a small JSON body and a GET answering four SSE events (the node's shape: the opening comment, three deltas and \`done\`, then the end), through (a) plain node:http, (a') node:http running each request as one Effect fiber (the SSE response as an Effect Stream run) and nothing of the platform, (a'') the platform's \`HttpRouter\` on \`NodeHttpServer\` without HttpApi (the server adapter and router alone), (b) a bare HttpApi on \`NodeHttpServer\` (tracing off, as both services run by default), (c) the marketplace's stack (\`serveApi\`, its server factory, error envelope, rate-limiting middleware with \`MARKETPLACE_RATE_LIMITS=off\` as bench:marketplace runs it, services over SQLite) and (d) the node's (bearer \`Authenticated\` middleware, error mapping with guarded bodies, \`serveApi\`, its server factory; its SSE route answers with the node's own \`Sse.response\`; the marketplace has no SSE route)${
     baseline === undefined ? "" : `; (c) and (d) also from ${baseline} (before)`
   }. Each is run with \`node --import tsx\` from its checkout.
 - Load: autocannon in the driver process, ${settings.connections} keep-alive connections, ${settings.seconds} s per run after a 1-second warm-up, ${settings.rounds} rounds of every server in turn; medians of the rounds. CPU per request: the server process's user + system time over the run (/proc, 10 ms ticks) divided by the requests answered.
@@ -207,7 +207,8 @@ const main = async () => {
     const servers: Array<Server> = []
     const after = baseline === undefined ? "" : " (after)"
     servers.push(await start("(a) plain node:http", "plain", root))
-    servers.push(await start("(a') HttpRouter, no HttpApi", "router", root))
+    servers.push(await start("(a') node:http, a fiber per request", "fiber", root))
+    servers.push(await start("(a'') HttpRouter, no HttpApi", "router", root))
     servers.push(await start("(b) bare HttpApi", "bare", root))
     if (baseline !== undefined) servers.push(await start(`(c) marketplace stack (before, ${baseline.commit})`, "marketplace", baseline.dir))
     servers.push(await start(`(c) marketplace stack${after}`, "marketplace", root))

@@ -4,6 +4,7 @@
  * request and nothing else (no SQL, no handler work):
  *
  * - `plain`: node:http alone, JSON.parse and JSON.stringify;
+ * - `fiber`: node:http running each request as an Effect fiber (the SSE one as an Effect Stream), no platform;
  * - `router`: an `HttpRouter` of the two routes on `NodeHttpServer`, no HttpApi (what the platform's server adapter
  *   and router cost without the API's decoding, encoding and middleware);
  * - `bare`: an HttpApi of the two endpoints on `NodeHttpServer`, `HttpApiBuilder.serve()`, tracing off as both
@@ -32,7 +33,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Redacted, Schema, Stream } from "effect"
+import { Effect, Layer, Redacted, Runtime, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Http from "node:http"
 import * as os from "node:os"
@@ -116,10 +117,51 @@ const plain = () => {
   }).listen(port, "127.0.0.1")
 }
 
+/**
+ * node:http with one Effect fiber per request and nothing of the platform: what the fiber (and, for SSE, an Effect
+ * Stream run) costs by itself, the part of the adapter's cost no adapter can avoid.
+ */
+const fiber = () => {
+  const pongText = JSON.stringify(pong)
+  const runFork = Runtime.runFork(Runtime.defaultRuntime)
+  const send = (response: Http.ServerResponse, text: string) =>
+    Effect.async<void>((resume) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+      response.end(text, () => resume(Effect.void))
+    })
+  Http.createServer((request, response) => {
+    if (request.method === "GET" && request.url === "/bench/ping") {
+      runFork(send(response, pongText))
+    } else if (request.method === "POST" && request.url === "/bench/echo") {
+      runFork(Effect.flatMap(
+        Effect.async<Buffer>((resume) => {
+          const chunks: Array<Buffer> = []
+          request.on("data", (chunk: Buffer) => chunks.push(chunk))
+          request.on("end", () => resume(Effect.succeed(Buffer.concat(chunks))))
+        }),
+        (body) => send(response, JSON.stringify(JSON.parse(body.toString("utf8"))))
+      ))
+    } else if (request.method === "GET" && request.url === "/bench/events") {
+      runFork(Effect.zipRight(
+        Effect.sync(() => {
+          response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+          response.write(": connected\n\n")
+        }),
+        Stream.runForEach(Stream.fromIterable(events), (event) => Effect.sync(() => response.write(sseText(event)))).pipe(
+          Effect.ensuring(Effect.sync(() => response.end()))
+        )
+      ))
+    } else {
+      response.writeHead(404).end()
+    }
+  }).listen(port, "127.0.0.1")
+}
+
 const launch = (served: Layer.Layer<never, unknown, never>) => NodeRuntime.runMain(Layer.launch(served) as Effect.Effect<never>)
 
 const main = async () => {
   if (variant === "plain") return plain()
+  if (variant === "fiber") return fiber()
   const listen = { host: "127.0.0.1", port }
   if (variant === "router") {
     const pongResponse = HttpServerResponse.unsafeJson(pong)
@@ -233,7 +275,7 @@ const main = async () => {
       ) as Layer.Layer<never, unknown, never>
     )
   }
-  throw new Error(`--variant must be plain, router, bare, marketplace or node, got ${variant}`)
+  throw new Error(`--variant must be plain, fiber, router, bare, marketplace or node, got ${variant}`)
 }
 
 main().catch((error: unknown) => {
