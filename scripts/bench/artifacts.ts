@@ -21,7 +21,10 @@
  *    `--cpu-prof`, or with BENCH_ARTIFACTS_DOCS=0).
  *
  * Environment: BENCH_ARTIFACTS_MIB (default 48 per variant per round), BENCH_ARTIFACTS_ROUNDS (default 3),
- * BENCH_ARTIFACTS_ONLY (variants to run, e.g. `node,store`: for profiles; prints the rounds, no table).
+ * BENCH_ARTIFACTS_ONLY (variants to run, e.g. `node,store`: for profiles; prints the rounds, no table),
+ * BENCH_BASELINE_REF=<commit> ("before"): that commit checked out in a temporary git worktree (removed at the end)
+ * and its node loaded through tsx into this process beside this checkout's (artifacts/nodes.ts), written to by the
+ * same client process as one more variant in the rounds, so before and after are measured in one run.
  */
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
