@@ -223,7 +223,7 @@ const main = Effect.gen(function*() {
     "|---|---|---|---|",
     row("node", "node: POST …/artifacts/{id}/chunks over HTTP, client in its own process"),
     ...(baselineBuild === undefined ? [] : [
-      row("baseline", `the same on the baseline ${baselineBuild.commit} ("${baselineBuild.subject}"), in the same process`)
+      row("baseline", `the same on the baseline ${baselineBuild.commit} (BENCH_BASELINE_REF), in the same process`)
     ]),
     row("floor", "floor: as many GET /node over HTTP, client in its own process (a request without a body)"),
     row("tiny", "the chunk route with 3-byte chunks, client in its own process (all but the body's size)"),
