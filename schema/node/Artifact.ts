@@ -138,10 +138,77 @@ export const Base64Bytes = (maxBytes: number) =>
     encode: (bytes) => ParseResult.succeed(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"))
   })
 
+/**
+ * A chunk's base64 text already checked and decoded by the chunk route's body reader (src/node/http/ChunkBody.ts)
+ * straight from the body's bytes, standing where the text was: no 349,528-character string is made for it (issue 15
+ * point 10). Only that reader makes one, only at `contentBase64` and only within the length the text may have; JSON
+ * cannot carry one, so every other caller still sends the text.
+ */
+export class DecodedBase64 {
+  constructor(readonly bytes: Uint8Array, readonly textLength: number) {}
+  toString() {
+    return `<${this.textLength} characters of base64>`
+  }
+}
+
+/** Decodes ASCII base64 held in bytes this many characters at a time: each piece a string too small for V8's large-object space. */
+const base64Piece = 65_536
+
+/**
+ * `decodeBase64` of ASCII text held in bytes (the same answer for every text: test/node/artifacts/Base64.test.ts),
+ * decoded piece by piece into one buffer, so no string of the whole text is made. Each piece but the last must decode
+ * to three bytes per four characters: Node's decoder skips a character outside the alphabet and stops at a `=`, so
+ * any such character inside makes a piece short; the last may be short by its padding only.
+ */
+export const decodeBase64Ascii = (ascii: Uint8Array, pieceLength = base64Piece): Uint8Array | undefined => {
+  const length = ascii.byteLength
+  if (length % 4 !== 0 || pieceLength % 4 !== 0) return undefined
+  const text = Buffer.from(ascii.buffer, ascii.byteOffset, length)
+  if (text.includes(0x2D) || text.includes(0x5F)) return undefined
+  const padding = length === 0 || text[length - 1] !== 0x3D ? 0 : text[length - 2] === 0x3D ? 2 : 1
+  const bytes = Buffer.allocUnsafeSlow((length / 4) * 3 - padding)
+  let written = 0
+  for (let at = 0; at < length; at += pieceLength) {
+    const end = Math.min(at + pieceLength, length)
+    const expected = ((end - at) / 4) * 3 - (end === length ? padding : 0)
+    if (bytes.write(text.toString("latin1", at, end), written, expected, "base64") !== expected) return undefined
+    written += expected
+  }
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+}
+
+/**
+ * The chunk's bytes: standard base64 on the wire (`Base64Bytes`, whose checks and messages a text gets), or the
+ * bytes the chunk route's reader decoded (`DecodedBase64`). The OpenAPI document shows the text's schema only.
+ */
+export const ChunkBytes = (maxBytes: number) => {
+  const text = Base64Bytes(maxBytes)
+  const maxLength = base64Length(maxBytes)
+  return Schema.transformOrFail(
+    Schema.Unknown.annotations({
+      jsonSchema: {
+        type: "string",
+        description: `a string at most ${maxLength} character(s) long`,
+        title: `maxLength(${maxLength})`,
+        maxLength
+      }
+    }),
+    Schema.Uint8ArrayFromSelf,
+    {
+      strict: true,
+      decode: (input, options) =>
+        input instanceof DecodedBase64 && input.textLength <= maxLength
+          ? ParseResult.succeed(input.bytes)
+          : ParseResult.decodeUnknown(text)(input, options),
+      encode: (bytes, options) => ParseResult.encodeUnknown(text)(bytes, options)
+    }
+  )
+}
+
 /** `contentBase64` is the chunk's bytes once decoded (the wire carries base64, as the spec says). */
 export const WriteChunk = Schema.Struct({
   offset: Schema.Int.pipe(Schema.nonNegative(), Schema.lessThanOrEqualTo(maxArtifactBytes)),
-  contentBase64: Base64Bytes(maxChunkBytes)
+  contentBase64: ChunkBytes(maxChunkBytes)
 })
 
 /** After a chunk: the file as it now stands (`sizeBytes` is where the next chunk starts). */

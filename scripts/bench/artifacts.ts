@@ -21,31 +21,28 @@
  *    `--cpu-prof`, or with BENCH_ARTIFACTS_DOCS=0).
  *
  * Environment: BENCH_ARTIFACTS_MIB (default 48 per variant per round), BENCH_ARTIFACTS_ROUNDS (default 3),
- * BENCH_ARTIFACTS_ONLY (variants to run, e.g. `node,store`: for profiles; prints the rounds, no table).
+ * BENCH_ARTIFACTS_ONLY (variants to run, e.g. `node,store`: for profiles; prints the rounds, no table),
+ * BENCH_BASELINE_REF=<commit> ("before"): that commit checked out in a temporary git worktree (removed at the end)
+ * and its node loaded through tsx into this process beside this checkout's (artifacts/nodes.ts), written to by the
+ * same client process as one more variant in the rounds, so before and after are measured in one run.
  */
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
-import * as NoModel from "../../layers/node/model/NoModel.js"
 import * as NodeDatabase from "../../layers/node/sql/NodeDatabase.js"
 import * as SqlArtifactStore from "../../layers/node/sql/SqlArtifactStore.js"
 import * as SqlConversationStore from "../../layers/node/sql/SqlConversationStore.js"
-import * as SqlWidgetInstances from "../../layers/node/sql/SqlWidgetInstances.js"
 import { maxChunkBytes } from "../../schema/node/Artifact.js"
 import { ArtifactStore } from "../../services/node/ArtifactStore.js"
 import { ConversationStore } from "../../services/node/ConversationStore.js"
-import { WidgetInstances } from "../../services/node/WidgetInstances.js"
-import { serveApi } from "../../src/http/ServeApi.js"
-import { createServer } from "../../src/node/http/ClientError.js"
-import { ApiLive } from "../../src/node/Server.js"
 import type { RunMessage } from "./artifacts/client.js"
+import { currentModules, loadModules, startNode } from "./artifacts/nodes.js"
 import { measurePieces } from "./artifacts/pieces.js"
 import { startChild, stopAll } from "./Children.js"
 import { log, otherWorkCores, otherWorkLimit, positiveInt, root, writeDocs } from "./Common.js"
+import { checkoutBaseline, removeBaseline } from "./node/builds.js"
 
 const settings = {
   mib: positiveInt("BENCH_ARTIFACTS_MIB", 48),
@@ -127,47 +124,19 @@ const storeRun = (dataDir: string) =>
     }).pipe(Effect.orDie)
   })
 
+type Variant = "node" | "baseline" | "floor" | "tiny" | "nodeInProcess" | "store" | "synced" | "cached"
+
 const main = Effect.gen(function*() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-artifacts-"))
   const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-store-"))
   const rawDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-raw-"))
-  const appSecret = "bench-app-secret"
-  const context = yield* Layer.build(
-    serveApi(ApiLive({ dataDir, appSecret: Redacted.make(appSecret), model: NoModel.layer, marketplaceUrl: null, registryUrl: null }))
-      .pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
-  )
-  const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
-  const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
-  const headers = { authorization: `Bearer ${token}`, "x-app-secret": appSecret, "content-type": "application/json" }
-  const call = (method: string, url: string, body?: unknown) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${baseUrl}${url}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
-      const json: any = await response.json()
-      if (response.status >= 300) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(json)}`)
-      return json
-    })
-
-  const { conversationId } = yield* call("POST", "/conversations", {})
-  const instance = yield* Effect.scoped(Effect.flatMap(
-    Layer.build(SqlWidgetInstances.layer.pipe(Layer.provide(NodeDatabase.layer(dataDir)))),
-    (widgets) =>
-      Effect.provide(
-        Effect.flatMap(WidgetInstances, (instances) =>
-          instances.place({
-            conversationId,
-            packageId: "@bench/files",
-            version: "1.0.0",
-            contentDigest: "sha256:0",
-            widgetId: "writer",
-            props: {},
-            bindings: [],
-            offeredActions: [],
-            taskId: null
-          })),
-        widgets
-      )
-  ))
-  const prefix = `/conversations/${conversationId}/widgets/${instance.instanceId}/artifacts`
+  const node = yield* startNode(currentModules)
+  const { baseUrl, headers, prefix, call } = node
+  const baselineRef = process.env.BENCH_BASELINE_REF
+  const baselineBuild = baselineRef === undefined || baselineRef === "none" ? undefined : checkoutBaseline(baselineRef)
+  if (baselineBuild !== undefined) yield* Effect.addFinalizer(() => Effect.sync(removeBaseline))
+  const baseline = baselineBuild === undefined
+    ? undefined
+    : yield* startNode(yield* Effect.promise(() => loadModules(baselineBuild.dir)))
 
   /** The client in the node's process: fetch and JSON.stringify per chunk, counted against the node. */
   const inProcessRun = Effect.gen(function*() {
@@ -193,8 +162,13 @@ const main = Effect.gen(function*() {
   const message: RunMessage = { kind: "run", baseUrl, headers, prefix, chunks: chunksPerRun, chunksPerFile, chunkBytes: maxChunkBytes }
   const storeAppend = yield* storeRun(storeDir)
 
-  const variants = {
+  const variants: Partial<Record<Variant, Effect.Effect<number>>> = {
     node: Effect.promise(() => client.run(message)),
+    ...(baseline === undefined ? {} : {
+      baseline: Effect.promise(() =>
+        client.run({ ...message, baseUrl: baseline.baseUrl, headers: baseline.headers, prefix: baseline.prefix })
+      )
+    }),
     floor: Effect.promise(() => client.run({ ...message, mode: "floor" })),
     tiny: Effect.promise(() => client.run({ ...message, chunkBytes: 3 })),
     nodeInProcess: inProcessRun,
@@ -202,7 +176,6 @@ const main = Effect.gen(function*() {
     synced: Effect.promise(() => rawAppend(rawDir, true)),
     cached: Effect.promise(() => rawAppend(rawDir, false))
   }
-  type Variant = keyof typeof variants
   // BENCH_ARTIFACTS_ONLY=node (a comma-separated list) runs only those variants, e.g. under --cpu-prof; no table then.
   const only = (process.env.BENCH_ARTIFACTS_ONLY ?? "").split(",").filter((name) => name !== "")
   const names = (Object.keys(variants) as Array<Variant>).filter((name) => only.length === 0 || only.includes(name))
@@ -212,14 +185,14 @@ const main = Effect.gen(function*() {
   const measured = (name: Variant) =>
     Effect.gen(function*() {
       const before = process.cpuUsage()
-      const elapsed = yield* variants[name]
+      const elapsed = yield* variants[name]!
       const used = process.cpuUsage(before)
       cpu[name].push((used.user + used.system) / 1000)
       return elapsed
     })
 
   // One warm-up of each (JIT, the first file, the client's connection), not counted.
-  for (const name of names) yield* variants[name]
+  for (const name of names) yield* variants[name]!
   const loadavg = fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(", ")
   const otherCores = yield* Effect.promise(() => otherWorkCores())
   log(`load average ${loadavg}; other work kept ${otherCores.toFixed(2)} of ${os.cpus().length} cores busy just before the run`)
@@ -249,6 +222,9 @@ const main = Effect.gen(function*() {
     "| writer | MiB/s | ms per chunk | CPU ms per chunk |",
     "|---|---|---|---|",
     row("node", "node: POST …/artifacts/{id}/chunks over HTTP, client in its own process"),
+    ...(baselineBuild === undefined ? [] : [
+      row("baseline", `the same on the baseline ${baselineBuild.commit} (BENCH_BASELINE_REF), in the same process`)
+    ]),
     row("floor", "floor: as many GET /node over HTTP, client in its own process (a request without a body)"),
     row("tiny", "the chunk route with 3-byte chunks, client in its own process (all but the body's size)"),
     row("nodeInProcess", "node: the same, client in the node's process (fetch, JSON.stringify per chunk)"),
@@ -256,7 +232,9 @@ const main = Effect.gen(function*() {
     row("synced", "raw fs: appendFile + datasync per chunk (the same guarantee)"),
     row("cached", "raw fs: appendFile alone (page cache, nothing durable)"),
     "",
-    `Node against raw durable appends in this run: ${percent("node", "synced")} (target at least 50 %); with the client in`,
+    `Node against raw durable appends in this run: ${percent("node", "synced")} (target at least 50 %)${
+      baselineBuild === undefined ? "" : `; the baseline ${baselineBuild.commit} ${percent("baseline", "synced")}`
+    }; with the client in`,
     `the node's process ${percent("nodeInProcess", "synced")}; the store alone ${percent("store", "synced")}; node against appends`,
     `that sync nothing: ${percent("node", "cached")}. CPU ms per chunk: this process's CPU time (all threads, user and`,
     "system, the least of the rounds) over the chunks; for the first row that is the node's alone (the client runs",
@@ -271,7 +249,7 @@ const main = Effect.gen(function*() {
   log(section)
   if (writesDocs) writeDocs("artifacts", section)
   yield* Effect.promise(() => stopAll())
-  for (const dir of [dataDir, storeDir, rawDir]) fs.rmSync(dir, { recursive: true, force: true })
+  for (const dir of [storeDir, rawDir]) fs.rmSync(dir, { recursive: true, force: true })
 })
 
 Effect.runPromise(Effect.scoped(main)).then(

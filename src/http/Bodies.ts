@@ -32,6 +32,8 @@ export interface BodyRules {
   readonly limitBytes: number
   /** Nesting of arrays and objects, the body itself being level 1. */
   readonly maxDepth: number
+  /** A route's own reader, answering as `readJson` does (the artifact chunk route's: src/node/http/ChunkBody.ts). */
+  readonly read?: (source: IncomingMessage, rules: BodyRules) => Effect.Effect<unknown, BodyRefused>
 }
 
 /**
@@ -271,7 +273,7 @@ export const guarded = (
 ): HttpServerRequest.HttpServerRequest => {
   const source = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage | undefined
   if (source === undefined) return request
-  const json = once(Effect.orDie(readJson(source, rules)))
+  const json = once(Effect.orDie((rules.read ?? readJson)(source, rules)))
   const notJson = Effect.zipRight(
     json,
     // Built only when a route reads such a body: an error captures a stack trace, a cost every request would pay.

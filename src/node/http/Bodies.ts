@@ -5,6 +5,7 @@
  * INVALID_INPUT (`limitBytes` names the limit), never with a reset connection.
  */
 import type { BodyRules } from "../../http/Bodies.js"
+import { readChunkJson } from "./ChunkBody.js"
 
 /** Every route not named below: the largest of them (a question's answer) needs about 120 KB at worst. */
 export const defaultLimitBytes = 256 * 1024
@@ -24,10 +25,10 @@ export const pickLimitBytes = 35 * 1024 * 1024
 /** No node payload nests deeper than a handful of levels; every decoder after the check recurses. */
 export const maxDepth = 64
 
-const routeLimits: ReadonlyArray<readonly [RegExp, number]> = [
+const routeLimits: ReadonlyArray<readonly [RegExp, number, BodyRules["read"]?]> = [
   [/^\/conversations\/[^/]+\/messages(?:\/stream)?\/?$/, messageLimitBytes],
   [/^\/conversations\/[^/]+\/widgets\/[^/]+\/artifacts\/pick\/?$/, pickLimitBytes],
-  [/^\/conversations\/[^/]+\/widgets\/[^/]+\/artifacts\/[^/]+\/chunks\/?$/, chunkLimitBytes]
+  [/^\/conversations\/[^/]+\/widgets\/[^/]+\/artifacts\/[^/]+\/chunks\/?$/, chunkLimitBytes, readChunkJson]
 ]
 
 /** The path of a request target: origin-form (`/a?b`) as browsers send it, or absolute-form (`http://h/a?b`). */
@@ -46,8 +47,8 @@ const pathOf = (url: string): string => {
 /** The body rules of a request's target. */
 export const rulesFor = (url: string): BodyRules => {
   const path = pathOf(url)
-  for (const [pattern, limitBytes] of routeLimits) {
-    if (pattern.test(path)) return { limitBytes, maxDepth }
+  for (const [pattern, limitBytes, read] of routeLimits) {
+    if (pattern.test(path)) return read === undefined ? { limitBytes, maxDepth } : { limitBytes, maxDepth, read }
   }
   return { limitBytes: defaultLimitBytes, maxDepth }
 }
