@@ -12,7 +12,7 @@ export interface Figures {
 }
 
 export interface Results {
-  readonly read: { readonly direct: Figures; readonly node: Figures; readonly twin: Figures }
+  readonly read: { readonly direct: Figures; readonly node: Figures; readonly twin: Figures; readonly before?: Figures }
   readonly write: { readonly noLedger: Figures; readonly ledger: Figures; readonly record: Figures }
   readonly breakdown: ReadonlyArray<readonly [string, Figures]>
   readonly turns: { readonly plain: Figures; readonly tool: Figures } | undefined
@@ -32,12 +32,17 @@ export interface Settings {
   readonly otherWork: number
   /** The load averages, as `uptime` shows them. */
   readonly load: string
+  /** BENCH_BASELINE_REF's commit, when a baseline node ran beside this one. */
+  readonly baseline?: string
 }
 
 /** The section of docs/benchmarks.md. */
 export const report = (results: Results, settings: Settings) => {
-  const { load, n, otherWork, turns, warmup, writes } = settings
+  const { baseline, load, n, otherWork, turns, warmup, writes } = settings
   const readAdded = results.read.node.p99 - results.read.direct.p99
+  const before = results.read.before
+  const beforeRow = before === undefined ? "" : `\n${row(`the same call on the baseline node, ${baseline ?? "before"} (loaded into this process)`, before)}`
+  const beforeText = before === undefined ? "" : ` The baseline node adds ${ms(before.p50 - results.read.direct.p50)} ms at p50 and ${ms(before.p99 - results.read.direct.p99)} ms at p99 in the same rounds; CPU per call ${ms(before.cpu)} ms against ${ms(results.read.node.cpu)} ms now.`
   const writeAdded = results.write.ledger.p99 - results.write.noLedger.p99
   const breakdownTable = results.breakdown.length === 0 ? "" : `
 Where it goes: the pieces of that call, each alone, ${Math.max(1, Math.floor(n / 4)).toLocaleString("en-US")} times, interleaved the same way (ms):
@@ -71,9 +76,9 @@ Read tool, times in ms:
 | --- | ---: | ---: | ---: | ---: |
 ${row("SDK client → probe `read_value` (direct)", results.read.direct)}
 ${row("`PackageTools.call` → runtime → MCP stdio → probe (the node)", results.read.node)}
-${row("a second SDK client → its own probe process (direct again, the noise floor)", results.read.twin)}
+${row("a second SDK client → its own probe process (direct again, the noise floor)", results.read.twin)}${beforeRow}
 
-Added by the node: ${ms(results.read.node.p50 - results.read.direct.p50)} ms at p50, ${ms(readAdded)} ms at p99. Target ≤ 2 ms p99: ${verdict(readAdded <= 2)}. The same call on two identical direct paths differs by ${ms(Math.abs(results.read.twin.p99 - results.read.direct.p99))} ms at p99 in this run: a difference of p99s smaller than that is not the node's.
+Added by the node: ${ms(results.read.node.p50 - results.read.direct.p50)} ms at p50, ${ms(readAdded)} ms at p99. Target ≤ 2 ms p99: ${verdict(readAdded <= 2)}. The same call on two identical direct paths differs by ${ms(Math.abs(results.read.twin.p99 - results.read.direct.p99))} ms at p99 in this run: a difference of p99s smaller than that is not the node's.${beforeText}
 ${breakdownTable}
 Write tool (\`write_value\`, risk local-write), times in ms:
 
