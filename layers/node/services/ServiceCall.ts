@@ -5,7 +5,7 @@
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { randomUUID } from "node:crypto"
-import { Deferred, Duration, Effect, Fiber, Queue, Ref } from "effect"
+import { Deferred, Duration, Effect, Fiber, FiberId, Queue, Ref } from "effect"
 import {
   ServiceCancelled,
   type ServiceCallError,
@@ -23,6 +23,14 @@ export interface CallOptions {
 }
 
 const drained = Symbol("drained")
+/** What a request fails with when its deadline passed first. */
+const expired = Symbol("expired")
+
+/** A call's deadline: `due` once its time is up; `expire` ends the request in flight, when there is one. */
+interface Deadline {
+  due: boolean
+  expire: (() => void) | undefined
+}
 
 const detailOf = (message: string) => (message.length > 500 ? `${message.slice(0, 500)}…` : message)
 
@@ -71,14 +79,23 @@ const exchange = (
   const { packageId } = service.pkg
   const tool = call.tool
 
-  const send = Effect.async<Record<string, unknown>, unknown>((resume) => {
+  /**
+   * The request, answered by the service or ended by the call's deadline: the timer is a fiber of its own
+   * on the Clock that ends the request the way an interruption would (abort, so the SDK sends
+   * `notifications/cancelled`) and resumes it with `expired`. One fork per call where `Effect.timeoutFail`
+   * races two fibers; whichever comes first settles the request, the other finds it settled.
+   */
+  const send = (deadline: Deadline) => Effect.async<Record<string, unknown>, unknown>((resume) => {
+    if (deadline.due) return resume(Effect.fail(expired))
+    let settled = false
     const controller = new AbortController()
     const token = progress === undefined ? undefined : `clark-${randomUUID()}`
     const stopProgress = token === undefined ? () => undefined : service.onProgress(token, (p) => {
       Queue.unsafeOffer(progress!, p)
     })
     const untrack = service.track(controller)
-    const stopListening = () => {
+    const end = () => {
+      settled = true
       stopProgress()
       untrack()
     }
@@ -88,19 +105,38 @@ const exchange = (
       ...(token === undefined ? {} : { _meta: { progressToken: token } })
     }, undefined, { signal: controller.signal, timeout: sdkTimeoutMillis }).then(
       (answer) => {
-        stopListening()
+        if (settled) return
+        end()
         resume(Effect.succeed(answer as Record<string, unknown>))
       },
       (error: unknown) => {
-        stopListening()
+        if (settled) return
+        end()
         resume(Effect.fail(error))
       }
     )
+    deadline.expire = () => {
+      if (settled) return
+      end()
+      controller.abort("cancelled by the node")
+      resume(Effect.fail(expired))
+    }
     // The SDK sends `notifications/cancelled` for the request when its signal aborts.
     return Effect.sync(() => {
-      stopListening()
+      end()
       controller.abort("cancelled by the node")
     })
+  })
+
+  const timed = Effect.suspend(() => {
+    const deadline: Deadline = { due: false, expire: undefined }
+    const timer = Effect.sleep(options.timeout).pipe(
+      Effect.zipRight(Effect.sync(() => {
+        deadline.due = true
+        deadline.expire?.()
+      }))
+    )
+    return Effect.flatMap(Effect.forkDaemon(timer), (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none)))
   })
 
   const failure = (error: unknown) =>
@@ -123,18 +159,22 @@ const exchange = (
       })
     })
 
-  const answered = send.pipe(
+  const answered = timed.pipe(
     Effect.onInterrupt(() => settle(service, options.killAfter)),
-    Effect.catchAll((error) => Effect.flatMap(failure(error), Effect.fail)),
+    Effect.catchAll((error): Effect.Effect<never, ServiceCallError> =>
+      error === expired
+        // As an interrupted call does: the cancellation taken in (or the process killed) before answering.
+        ? Effect.zipRight(
+          settle(service, options.killAfter),
+          Effect.fail(new ServiceTimedOut({ packageId, tool, timeoutMillis: Duration.toMillis(options.timeout) }))
+        )
+        : Effect.flatMap(failure(error), Effect.fail)
+    ),
     Effect.flatMap((answer) => {
       const result = toResult(answer)
       return result === undefined
         ? Effect.fail(new ServiceToolFailed({ packageId, tool, reason: "invalid-answer" }))
         : Effect.succeed(result)
-    }),
-    Effect.timeoutFail({
-      duration: options.timeout,
-      onTimeout: () => new ServiceTimedOut({ packageId, tool, timeoutMillis: Duration.toMillis(options.timeout) })
     })
   )
   const cancel = call.cancel
