@@ -327,7 +327,6 @@ export const make = (options: Options = {}) =>
         if (problem !== undefined) {
           return refusal({ outcome: "not-sent", code: "INVALID_INPUT" }, entry, { problem })
         }
-        const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
         const step = { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk }
         const settings = { machineTurns: yield* machineTurns, denyRules: yield* denyRules }
         const verdict = policy(step, { ...settings, granted: false })
@@ -336,7 +335,8 @@ export const make = (options: Options = {}) =>
             yield* record(context, "tool-denied", entry, { rule: verdict.rule })
             return refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry)
           case "Ask": {
-            // Only a step that would ask looks for a grant of exactly this operation.
+            // Only a step that would ask names its operation and looks for a grant of exactly that one.
+            const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
             const granted = yield* approvals.grantedFor(context.conversationId, digest)
             if (Option.isNone(granted)) return yield* ask(context, entry, input, digest)
             // Approving one step approves nothing else: the grant is spent by this call.

@@ -1,6 +1,6 @@
 /**
- * The ServiceRuntime over MCP stdio processes. Running services are slots in a SynchronizedRef keyed by
- * package id; a slot owns a scope holding its process and client, and counts the calls holding it. A call
+ * The ServiceRuntime over MCP stdio processes. Running services are slots in a Ref keyed by package id
+ * (every change a pure update, so no lock: a new slot is made first and kept only if none came meanwhile); a slot owns a scope holding its process and client, and counts the calls holding it. A call
  * takes its slot once and lets go when it ends (no Scope of its own). Each slot has one idle watcher for its
  * whole life (a FiberMap fiber on the Clock, keyed by the slot): it wakes when the idle time since the last
  * call's end could be up, and stops the service if no call came back, so a call forks no timer of its own.
@@ -21,8 +21,7 @@ import {
   Option,
   type Redacted,
   Ref,
-  Scope,
-  SynchronizedRef
+  Scope
 } from "effect"
 import {
   type ServiceCallError,
@@ -94,7 +93,7 @@ export const make = (options: Options) => Effect.gen(function*() {
   }
   const idleMillis = Duration.toMillis(settings.idleAfter)
   const grants = options.grants ?? (() => Effect.succeed({}))
-  const slots = yield* SynchronizedRef.make(HashMap.empty<string, Slot>())
+  const slots = yield* Ref.make(HashMap.empty<string, Slot>())
   // One idle watcher per slot, keyed by the slot's id (not the package's: a stop must not end a newer slot's).
   const idleWatchers = yield* FiberMap.make<number>()
   // Starts and the stopping of replaced services: fibers the layer's scope waits for.
@@ -103,7 +102,7 @@ export const make = (options: Options) => Effect.gen(function*() {
 
   /** Takes the slot out of the map if it is still there. */
   const detach = (slot: Slot) =>
-    SynchronizedRef.modify(slots, (map): [boolean, HashMap.HashMap<string, Slot>] => {
+    Ref.modify(slots, (map): [boolean, HashMap.HashMap<string, Slot>] => {
       const current = HashMap.get(map, slot.pkg.packageId)
       return Option.isSome(current) && current.value.id === slot.id
         ? [true, HashMap.remove(map, slot.pkg.packageId)]
@@ -134,7 +133,7 @@ export const make = (options: Options) => Effect.gen(function*() {
     Effect.sleep(Duration.millis(millis)).pipe(
       Effect.zipRight(Clock.currentTimeMillis),
       Effect.flatMap((now) =>
-        SynchronizedRef.modify(slots, (map): [Watch, HashMap.HashMap<string, Slot>] => {
+        Ref.modify(slots, (map): [Watch, HashMap.HashMap<string, Slot>] => {
           const current = HashMap.get(map, slot.pkg.packageId)
           if (Option.isNone(current) || current.value.id !== slot.id) return [{ _tag: "gone" }, map]
           if (current.value.calls > 0) return [{ _tag: "wait", millis: idleMillis }, map]
@@ -181,7 +180,7 @@ export const make = (options: Options) => Effect.gen(function*() {
   /** One call fewer on the slot; the last one notes when, for the idle watcher. */
   const release = (slot: Slot) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      SynchronizedRef.update(slots, (map) => {
+      Ref.update(slots, (map) => {
         const current = HashMap.get(map, slot.pkg.packageId)
         if (Option.isNone(current) || current.value.id !== slot.id) return map
         const calls = current.value.calls - 1
@@ -189,27 +188,40 @@ export const make = (options: Options) => Effect.gen(function*() {
       }))
 
   type Taken = readonly [Slot, boolean, Option.Option<Slot>]
+  /** The running slot of the package with one call more, if it runs this copy. */
+  const held = (map: HashMap.HashMap<string, Slot>, pkg: ServicePackage) => {
+    const current = HashMap.get(map, pkg.packageId)
+    return Option.isSome(current) && samePackage(current.value.pkg, pkg)
+      ? { ...current.value, calls: current.value.calls + 1 }
+      : undefined
+  }
   /** The package's slot with one call more: the running one, or a new one (and the one it replaces). */
-  const take = (pkg: ServicePackage) =>
-    SynchronizedRef.modifyEffect(slots, (map): Effect.Effect<readonly [Taken, HashMap.HashMap<string, Slot>]> => {
-      const current = HashMap.get(map, pkg.packageId)
-      if (Option.isSome(current) && samePackage(current.value.pkg, pkg)) {
-        const held: Slot = { ...current.value, calls: current.value.calls + 1 }
-        return Effect.succeed([[held, false, Option.none<Slot>()], HashMap.set(map, pkg.packageId, held)])
-      }
-      return Effect.gen(function*() {
-        const slot: Slot = {
-          id: yield* Ref.updateAndGet(ids, (n) => n + 1),
-          pkg,
-          scope: yield* Scope.make(),
-          ready: yield* Deferred.make<ServiceProcess, ServiceUnreachable>(),
-          stopping: yield* Ref.make(false),
-          calls: 1,
-          idleSince: 0
-        }
-        return [[slot, true, current], HashMap.set(map, pkg.packageId, slot)] as const
-      })
-    })
+  const take = (pkg: ServicePackage): Effect.Effect<Taken> =>
+    Effect.flatMap(
+      Ref.modify(slots, (map): [Taken | undefined, HashMap.HashMap<string, Slot>] => {
+        const slot = held(map, pkg)
+        return slot === undefined ? [undefined, map] : [[slot, false, Option.none()], HashMap.set(map, pkg.packageId, slot)]
+      }),
+      (taken) =>
+        taken !== undefined ? Effect.succeed(taken) : Effect.gen(function*() {
+          const slot: Slot = {
+            id: yield* Ref.updateAndGet(ids, (n) => n + 1),
+            pkg,
+            scope: yield* Scope.make(),
+            ready: yield* Deferred.make<ServiceProcess, ServiceUnreachable>(),
+            stopping: yield* Ref.make(false),
+            calls: 1,
+            idleSince: 0
+          }
+          // Another call may have put a slot in meanwhile: that one is taken, this one (nothing in it yet) dropped.
+          return yield* Ref.modify(slots, (map): [Taken, HashMap.HashMap<string, Slot>] => {
+            const other = held(map, pkg)
+            return other !== undefined
+              ? [[other, false, Option.none()], HashMap.set(map, pkg.packageId, other)]
+              : [[slot, true, HashMap.get(map, pkg.packageId)], HashMap.set(map, pkg.packageId, slot)]
+          })
+        })
+    )
 
   /**
    * Runs `use` on the package's running service (started when there is none), holding its slot meanwhile:
@@ -243,7 +255,7 @@ export const make = (options: Options) => Effect.gen(function*() {
   const stopSlot = (slot: Slot) => Effect.zipRight(FiberMap.remove(idleWatchers, slot.id), shut(slot))
 
   const stop = (packageId: string) =>
-    SynchronizedRef.modify(slots, (map): [Option.Option<Slot>, HashMap.HashMap<string, Slot>] => [
+    Ref.modify(slots, (map): [Option.Option<Slot>, HashMap.HashMap<string, Slot>] => [
       HashMap.get(map, packageId),
       HashMap.remove(map, packageId)
     ]).pipe(Effect.flatMap(Option.match({
@@ -251,7 +263,7 @@ export const make = (options: Options) => Effect.gen(function*() {
       onSome: (slot) => Effect.as(stopSlot(slot), true)
     })))
 
-  const stopAll = SynchronizedRef.modify(slots, (map): [Array<Slot>, HashMap.HashMap<string, Slot>] => [
+  const stopAll = Ref.modify(slots, (map): [Array<Slot>, HashMap.HashMap<string, Slot>] => [
     [...HashMap.values(map)],
     HashMap.empty()
   ]).pipe(Effect.flatMap((all) =>
@@ -262,7 +274,7 @@ export const make = (options: Options) => Effect.gen(function*() {
   // at once, so shutdown waits one kill bound, not one per service.
   yield* Effect.addFinalizer(() => stopAll)
 
-  const running = Effect.flatMap(SynchronizedRef.get(slots), (map) =>
+  const running = Effect.flatMap(Ref.get(slots), (map) =>
     Effect.map(
       Effect.forEach([...HashMap.values(map)], (slot) =>
         Effect.flatMap(Deferred.poll(slot.ready), Option.match({
