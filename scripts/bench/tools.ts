@@ -318,9 +318,9 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
     const pieces: ReadonlyArray<readonly [string, Effect.Effect<Sample>]> = [
       ["SDK client → probe `read_value` (direct, as above)", timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: readInput })))],
       ["`ServiceRuntime.call` alone (slot, invoke, the node's SDK client)", timed(Effect.orDie(runtime.call(pkg, { tool: "read_value", input: readInput })))],
-      ["`ServiceRuntime.tools` (PackageTools reaches the service first)", timed(Effect.orDie(runtime.tools(pkg)))],
+      ["`ServiceRuntime.tools` (a hold of the running service alone, as a write's `reach` takes it)", timed(Effect.orDie(runtime.tools(pkg)))],
       ["two preference reads (machineTurns, deny rules)", timed(Effect.zip(preferences.get("execution.machineTurns"), preferences.get("execution.denyRules")))],
-      ["`TaskApprovals.grantedFor`", timed(approvals.grantedFor(conversationId, "sha256:none"))],
+      ["`TaskApprovals.grantedFor` (only a step that asks runs it)", timed(approvals.grantedFor(conversationId, "sha256:none"))],
       ["`AuditLog.append` of the tool-call row", timed(audit.append({ kind: "bench", conversationId, surface: "person", channel: "text", detail: { tool: "read_value", status: "done" } }))],
       ["`PackageTools.call` (the whole, as above)", timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", readInput), expectDone))]
     ]

@@ -92,16 +92,17 @@ The ledger's record inside the call: ${ms(results.write.record.p99)} ms p99 (the
 
 ${ledgerMarkdown(results.ledgerBench)}
 ${turnsTable}
-What the figures say (with a profile of the read part under \`node --cpu-prof\` on this machine, 2026-11-25):
+What the figures say (profiles of the read part under \`node --cpu-prof\` on this machine, 2026-11-25 and 2026-11-27;
+docs/decisions.md, "The node's own cost per package tool call"):
 
-- The node's own logic in a call (catalogue, Ajv input check, operation digest, policy) is under 0.1 ms of CPU.
-  The rest of what it adds is in the pieces' rows: the service runtime around the same SDK call (the slot is
-  acquired and released twice per call, once by PackageTools' \`ServiceRuntime.tools\` check that the service is
-  reachable and once by the call, and each release forks an idle-timer fiber; the call's scope, progress queue,
-  timeout fiber and span, whose stack-trace capture shows in the profile), and four SQLite statements on the
-  main database (two preference reads, the grant lookup, the audit row), each in its own \`@effect/sql\` span.
+- The node's own logic in a call (catalogue, Ajv input check, policy) is under 0.1 ms of CPU. Around the same SDK
+  call the service runtime holds the service's slot once per call (a read and a write alike; a write reaches the
+  service and sends on that one hold), forks no idle timer (one idle watcher per running service) and one timer
+  fiber for the call's deadline; a call without progress has no queue or scope, and its span captures no stack
+  trace. On the main database a read call runs one statement, the audit row: the execution preferences come from
+  the store's memory (decoded again only when they changed), the grant lookup runs only for a step that asks.
   The SDK transport's write to the service's stdin pipe is the largest single cost in the profile and is paid by
-  both sides alike.
+  both sides alike. The calls here run under the default tracer (spans made, as with \`CLARK_TRACING=on\`).
 - With other jobs keeping both cores busy, the p99 of both paths is scheduling delay tens of ms long, so the p99
   difference measures the machine's load more than the node; the CPU column is the node's own cost.
 - The ledger's record is an fsync of its WAL per record (\`synchronous = FULL\`, docs/decisions.md, "Effect ledger
