@@ -1,7 +1,8 @@
 /**
  * The ServiceRuntime over MCP stdio processes. Running services are slots in a Ref keyed by package id
- * (every change a pure update, so no lock: a new slot is made first and kept only if none came meanwhile); a slot owns a scope holding its process and client, and counts the calls holding it. A call
- * takes its slot once and lets go when it ends (no Scope of its own). Each slot has one idle watcher for its
+ * (every change a pure update, so no lock: a new slot is made first and kept only if none came meanwhile);
+ * a slot owns a scope holding its process and client, and counts the calls holding it. A call takes its
+ * slot once and lets go when it ends (no Scope of its own). Each slot has one idle watcher for its
  * whole life (a FiberMap fiber on the Clock, keyed by the slot): it wakes when the idle time since the last
  * call's end could be up, and stops the service if no call came back, so a call forks no timer of its own.
  * A slot is always removed from the map before its scope closes, so a call never gets a closing service.
@@ -142,9 +143,16 @@ export const make = (options: Options) => Effect.gen(function*() {
             ? [{ _tag: "idle" }, HashMap.remove(map, slot.pkg.packageId)]
             : [{ _tag: "wait", millis: idleMillis - idleFor }, map]
         }).pipe(
-          Effect.flatMap((next) =>
-            next._tag === "wait" ? Effect.succeed(next.millis) : next._tag === "idle" ? Effect.as(Scope.close(slot.scope, Exit.void), undefined) : Effect.succeed(undefined)
-          ),
+          Effect.flatMap((next): Effect.Effect<number | undefined> => {
+            switch (next._tag) {
+              case "wait":
+                return Effect.succeed(next.millis)
+              case "idle":
+                return Effect.as(Scope.close(slot.scope, Exit.void), undefined)
+              case "gone":
+                return Effect.succeed(undefined)
+            }
+          }),
           Effect.uninterruptible
         )
       ),
@@ -234,7 +242,7 @@ export const make = (options: Options) => Effect.gen(function*() {
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(take(pkg), ([slot, fresh, stale]) => {
         const started = fresh
-          ? Effect.zipRight(Option.isSome(stale) ? FiberSet.run(background, shut(stale.value)) : Effect.void, launch(slot))
+          ? Effect.zipRight(Option.isSome(stale) ? FiberSet.run(background, stopSlot(stale.value)) : Effect.void, launch(slot))
           : Effect.void
         return Effect.zipRight(
           started,
