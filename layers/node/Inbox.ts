@@ -27,6 +27,7 @@ import {
 } from "../../services/node/InboxErrors.js"
 import { Installer } from "../../services/node/Installer.js"
 import { Ledger } from "../../services/node/Ledger.js"
+import { ListingCache } from "../../services/node/ListingCache.js"
 import {
   busyLeaseMillis,
   canRestore,
@@ -78,6 +79,7 @@ export const make = (engineVersions: EngineVersions | null) => Effect.gen(functi
   const approvals = yield* TaskApprovals
   const tools = yield* PackageTools
   const ledger = yield* Ledger
+  const listings = yield* ListingCache
   const audit = yield* AuditLog
   const now = Effect.map(Clock.currentTimeMillis, iso)
   const notices = SqlNotices.make(sql, now)
@@ -180,7 +182,7 @@ export const make = (engineVersions: EngineVersions | null) => Effect.gen(functi
     }
   }
 
-  const waiting = Waiting.make({ records, approvals, ledger, directory, wait: updateCheckWait })
+  const waiting = Waiting.make({ records, approvals, ledger, listings })
 
   /** A notice the inbox no longer shows: a skipped version, an unknown effect the person already answered. */
   const hidden = (skipped: ReadonlyArray<{ kind: string; name: string; version: string }>, unknown: ReadonlySet<string>) =>

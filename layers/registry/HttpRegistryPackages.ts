@@ -9,40 +9,43 @@
 import { HttpClient } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Config, ConfigError, Duration, Effect, Either, Layer, Option } from "effect"
-import * as sigstore from "sigstore"
 import { RegistryNotConfigured, TarballRefused } from "../../services/registry/RegistryErrors.js"
 import { type RegistryPackage, RegistryPackages, type RegistryRequest } from "../../services/node/RegistryPackages.js"
 import { abbreviatedAccept, download, type DownloadOptions } from "./Download.js"
 import type { VerifyBundle } from "./Provenance.js"
+import { fileTrustRoot, tufTrustRoot, verifier } from "./Sigstore.js"
 import { defaultLimits, type Limits, unpackVerified } from "./Unpack.js"
 
 export const registrySetting = "CC_REGISTRY_URL"
+/** A trusted-root JSON file to verify provenance against instead of Sigstore's TUF root (see Sigstore.ts). */
+export const trustedRootSetting = "CC_SIGSTORE_TRUSTED_ROOT"
 
 export interface Options {
   /** The registry's base URL; absent means no registry packages. */
   readonly registryUrl: Option.Option<URL>
   /** Tests lower these to try each limit on a small tarball. */
   readonly limits?: Partial<Limits>
-  /** Sigstore's verification; tests replace it, since a real bundle needs Sigstore's live trust root. */
+  /** Replaces Sigstore's verification whole (tests that only look at what reaches the verifier). */
   readonly verifyBundle?: VerifyBundle
   /** Where Sigstore keeps its TUF trust root between runs (the node's data dir). */
   readonly tufCachePath?: string
+  /**
+   * A trusted-root JSON file used instead of Sigstore's TUF root; the verification is the same
+   * (`CC_SIGSTORE_TRUSTED_ROOT` when the layer reads the environment; unset: TUF).
+   */
+  readonly trustedRootPath?: string
   readonly timeouts?: { readonly document?: Duration.DurationInput; readonly tarball?: Duration.DurationInput }
 }
 
-
-export const sigstoreVerify = (tufCachePath: string | undefined): VerifyBundle => (bundle, key) =>
-  sigstore.verify(bundle as sigstore.Bundle, {
-    ...(tufCachePath === undefined ? {} : { tufCachePath }),
-    tufForceCache: true,
-    ...(key === undefined ? {} : { keySelector: () => key })
-  })
+/** Sigstore's verification against its TUF trust root, as `sigstore.verify` with `tufForceCache` does it. */
+export const sigstoreVerify = (tufCachePath: string | undefined): VerifyBundle => verifier(tufTrustRoot(tufCachePath))
 
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const limits: Limits = { ...defaultLimits, ...options.limits }
-    const verifyBundle = options.verifyBundle ?? sigstoreVerify(options.tufCachePath)
+    const verifyBundle = options.verifyBundle ??
+      (options.trustedRootPath === undefined ? sigstoreVerify(options.tufCachePath) : verifier(fileTrustRoot(options.trustedRootPath)))
     const documentTimeout = options.timeouts?.document ?? Duration.seconds(30)
     const tarballTimeout = options.timeouts?.tarball ?? Duration.minutes(5)
 
@@ -86,13 +89,31 @@ export const RegistryUrlConfig: Config.Config<Option.Option<URL>> = Config.optio
   )
 )
 
+/** The trusted-root file from `CC_SIGSTORE_TRUSTED_ROOT`; absent when unset (Sigstore's TUF root is used). */
+export const TrustedRootConfig: Config.Config<Option.Option<string>> = Config.option(
+  Config.string(trustedRootSetting).pipe(Config.validate({ message: "must name a file", validation: (file) => file.length > 0 }))
+)
+
+/** The options with `trustedRootPath` from the environment unless given. */
+const withTrustedRoot = <O extends { readonly trustedRootPath?: string }>(options: O) =>
+  options.trustedRootPath !== undefined
+    ? Effect.succeed(options)
+    : Effect.map(TrustedRootConfig, Option.match({ onNone: () => options, onSome: (trustedRootPath) => ({ ...options, trustedRootPath }) }))
+
 /** Needs an HttpClient; `layerNode` brings Node's. */
 export const layer = (options: Omit<Options, "registryUrl">) =>
-  Layer.effect(RegistryPackages, Effect.flatMap(RegistryUrlConfig, (registryUrl) => make({ ...options, registryUrl })))
+  Layer.effect(
+    RegistryPackages,
+    Effect.flatMap(Effect.zip(RegistryUrlConfig, withTrustedRoot(options)), ([registryUrl, given]) => make({ ...given, registryUrl }))
+  )
 
 export const layerNode = (options: Omit<Options, "registryUrl">) => layer(options).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /** With the registry given rather than read from the environment (`null`: none). */
 export const layerNodeWith = (registryUrl: string | null, options: Omit<Options, "registryUrl">) =>
-  Layer.effect(RegistryPackages, make({ ...options, registryUrl: Option.fromNullable(registryUrl === null ? null : new URL(registryUrl)) }))
+  Layer.effect(
+    RegistryPackages,
+    Effect.flatMap(withTrustedRoot(options), (given) =>
+      make({ ...given, registryUrl: Option.fromNullable(registryUrl === null ? null : new URL(registryUrl)) }))
+  )
     .pipe(Layer.provide(NodeHttpClient.layerUndici))

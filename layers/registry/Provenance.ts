@@ -6,7 +6,8 @@
  * transparency log of Sigstore's trust root.
  *
  * The shape and subject are checked here before Sigstore is called, so a malformed or misdirected bundle
- * is refused without any network use; Sigstore itself reads its trust root through TUF.
+ * is refused without any network use; the cryptographic verification is `verifyBundle` (Sigstore.ts: the
+ * product's reads Sigstore's trust root through TUF, or a trusted-root file when one is configured).
  */
 import { Effect, Schema } from "effect"
 import { ProvenanceInvalid } from "../../services/registry/RegistryErrors.js"
@@ -45,6 +46,21 @@ export const purl = (name: string, version: string) => `pkg:npm/${name.replace(/
 /** Verifies one bundle cryptographically; `key` is the registry key (PEM) the bundle's signature names. */
 export type VerifyBundle = (bundle: unknown, key: string | undefined) => Promise<unknown>
 
+/**
+ * The problem a verifier's refusal is reported as: its error's name and, for `@sigstore/verify`'s errors, the
+ * code that says which check failed (CERTIFICATE_ERROR, TLOG_BODY_ERROR, TIMESTAMP_ERROR, SIGNATURE_ERROR, …).
+ */
+const refusal = (cause: unknown) => {
+  const error = cause as { readonly name?: unknown; readonly code?: unknown } | undefined
+  const name = typeof error?.name === "string" ? error.name : "error"
+  // Unverifiable is not absent: without Sigstore's trust root (TUF) the bundle is refused too.
+  if (name === "TUFError") return "Sigstore's trust root could not be read (TUFError)"
+  if (name === "TrustedRootUnreadable") return "the configured Sigstore trusted root could not be read (TrustedRootUnreadable)"
+  return typeof error?.code === "string" && /^[A-Z_]+$/.test(error.code)
+    ? `Sigstore refused a bundle (${name}: ${error.code})`
+    : `Sigstore refused a bundle (${name})`
+}
+
 export const pem = (key: RegistryKey) => `-----BEGIN PUBLIC KEY-----\n${key.key}\n-----END PUBLIC KEY-----`
 
 export const verifyAttestations = (options: {
@@ -82,11 +98,7 @@ export const verifyAttestations = (options: {
       if (keyid !== undefined && keyid !== "" && key === undefined) return yield* invalid("a bundle names a key the registry does not publish")
       yield* Effect.tryPromise({
         try: () => options.verifyBundle(attestation.bundle, key === undefined ? undefined : pem(key)),
-        // Unverifiable is not absent: without Sigstore's trust root (TUF) the bundle is refused too.
-        catch: (cause) =>
-          invalid((cause as Error)?.name === "TUFError"
-            ? "Sigstore's trust root could not be read (TUFError)"
-            : `Sigstore refused a bundle (${(cause as Error)?.name ?? "error"})`)
+        catch: (cause) => invalid(refusal(cause))
       })
       if (attestation.predicateType.startsWith(slsaPredicatePrefix)) provenance = true
     }

@@ -18,7 +18,7 @@ import { type IndexOutcome, Indexer } from "../../services/marketplace/Indexer.j
 import { defaultRetryPolicy } from "../../services/marketplace/Indexing.js"
 import { packClark } from "../../test/support/registry/ClarkPackages.js"
 import * as Registry from "../../test/support/registry/Registry.js"
-import { log, positiveInt, writeDocs } from "./Common.js"
+import { log, otherWorkCores, otherWorkLimit, positiveInt, writeDocs } from "./Common.js"
 
 // 1,000 (the issue's size) is BENCH_INDEXER_PACKAGES=1000; the default keeps a run on a loaded machine under 5 minutes.
 const count = positiveInt("BENCH_INDEXER_PACKAGES", 200)
@@ -29,6 +29,8 @@ const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000
 
 const main = async () => {
   const loadAtStart = os.loadavg()
+  // Measured before anything of ours runs: the figures of a run on a busy machine are marked as such.
+  const others = await otherWorkCores()
   const scope = Effect.runSync(Scope.make())
   const registry = await Effect.runPromise(Scope.extend(Registry.start, scope))
   const names = Array.from({ length: count }, (_, i) => `bench-pkg-${String(i).padStart(5, "0")}`)
@@ -103,11 +105,12 @@ const main = async () => {
   const perVersion = (ms: number) => (ms / count).toFixed(2)
   const stages = (["fetch", "verify", "unpack", "store"] as const).map((stage) => `| ${stage} | ${perVersion(total(stage))} |`)
   const rate = (ms: number) => (count / (ms / 1000)).toFixed(0)
-  const section = `## Indexer (\`npm run bench:indexer\`)
+  const database = parsed._tag === "Sqlite" ? "SQLite" : "PostgreSQL"
+  const section = `## Indexer on ${database} (\`npm run bench:indexer\`${parsed._tag === "Sqlite" ? "" : ", BENCH_INDEXER_DATABASE=postgres://…"})
 
 ${count} small package versions (a skill package of 3 files, ~1 KiB gzipped) served by the registry stand-in on
-127.0.0.1, ${workers} at a time, database ${parsed._tag === "Sqlite" ? "SQLite (a fresh file)" : "PostgreSQL"}. Taken on a loaded machine
-(two cores shared with other helpers' work): compare the two rows of one run, not runs of different days.
+127.0.0.1, ${workers} at a time, database ${parsed._tag === "Sqlite" ? "SQLite (a fresh file)" : "PostgreSQL (emptied first)"}, ${new Date().toISOString().slice(0, 10)}. Other work kept
+${others.toFixed(2)} of ${os.cpus().length} cores busy just before the run${others > otherWorkLimit ? " (a loaded machine: figures understated)" : " (an idle machine)"}: compare the two rows of one run, not runs of different days.
 Machine load (\`/proc/loadavg\`, 1/5/15 min) at the start: ${loadAtStart.map((l) => l.toFixed(2)).join(" ")}; at the end:
 ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}.
 
@@ -142,7 +145,7 @@ catalogue importer in one transaction.
 ${stages.join("\n")}
 `
   log(section)
-  writeDocs("indexer", section)
+  writeDocs(`indexer-${database.toLowerCase()}`, section)
 }
 
 main().catch((error) => {

@@ -7,6 +7,7 @@ import * as Identity from "../../layers/node/fs/Identity.js"
 import * as FsPackageFolders from "../../layers/node/fs/FsPackageFolders.js"
 import * as FileSecretBroker from "../../layers/node/fs/SecretBroker.js"
 import * as Directory from "../../layers/node/packages/Directory.js"
+import * as ListingCacheLive from "../../layers/node/packages/ListingCache.js"
 import * as InstallerLive from "../../layers/node/packages/Installer.js"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as WidgetPlacementLive from "../../layers/node/widgets/Placement.js"
@@ -169,7 +170,8 @@ export const ServicesLive = (options: NodeOptions) => {
     (service) => RegistryPackages.of({ unpack: (request) => Effect.flatMap(service, (registry) => registry.unpack(request)) })
   )
   const packages = InstallerLive.layer({ stagingDir: path.join(options.dataDir, "packages-staging") }).pipe(
-    Layer.provideMerge(Directory.layer),
+    // The directory everyone asks, feeding the inbox's cache of its answers (docs/decisions.md).
+    Layer.provideMerge(ListingCacheLive.layer().pipe(Layer.provide(Directory.layer))),
     Layer.provideMerge(
       Layer.mergeAll(FsPackageFolders.layer({ cacheDir: path.join(options.dataDir, "packages") }), catalog, registry)
     ),

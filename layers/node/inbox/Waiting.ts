@@ -1,37 +1,33 @@
 /**
  * What waits for the person, as GET /inbox lists it: install approvals (only while the directory still publishes
- * that exact package, version and digest), task approvals and unknown effects.
+ * that exact package, version and digest), task approvals and unknown effects. The directory's answers come from
+ * the ListingCache: known ones at once, and one shared request per package the read knows nothing about.
  */
-import { Clock, DateTime, type Duration, Effect, Option } from "effect"
+import { Clock, DateTime, Effect } from "effect"
 import type { WaitingItem } from "../../../schema/node/Inbox.js"
 import { stillPublished } from "../../../services/node/InstallPolicy.js"
 import type { Ledger } from "../../../services/node/Ledger.js"
-import type { PackageDirectory } from "../../../services/node/PackageDirectory.js"
-import type { ApprovalRecord, PackageRecords } from "../../../services/node/PackageRecords.js"
+import type { ListingCache, Published } from "../../../services/node/ListingCache.js"
+import type { PackageRecords } from "../../../services/node/PackageRecords.js"
 import type { TaskApprovals } from "../../../services/node/TaskApprovals.js"
 
 export interface Sources {
   readonly records: PackageRecords["Type"]
   readonly approvals: TaskApprovals["Type"]
   readonly ledger: Ledger["Type"]
-  readonly directory: PackageDirectory["Type"]
-  /** How long the directory is waited for, per approval. */
-  readonly wait: Duration.DurationInput
+  readonly listings: ListingCache["Type"]
 }
 
-export const make = ({ approvals, directory, ledger, records, wait }: Sources) =>
+export const make = ({ approvals, ledger, listings, records }: Sources) =>
   Effect.gen(function*() {
     const at = DateTime.formatIso(DateTime.unsafeMake(yield* Clock.currentTimeMillis))
     // Listed only while the directory still publishes that exact package, version and digest (a folder changed
     // on disk, a marketplace listing moved on or a directory that did not answer in time: not listed for now).
-    const published = (approval: ApprovalRecord) =>
-      directory.find(approval.packageId).pipe(
-        Effect.timeoutOption(wait),
-        Effect.map((found) => stillPublished(approval, Option.getOrUndefined(Option.flatten(found)))),
-        Effect.orElseSucceed(() => false)
-      )
     const open = (yield* records.waiting).filter((a) => a.expiresAt > at)
-    const listed = yield* Effect.filter(open, published, { concurrency: 4 })
+    const answers = open.length === 0
+      ? new Map<string, Published>()
+      : yield* listings.published([...new Set(open.map((a) => a.packageId))])
+    const listed = open.filter((a) => stillPublished(a, answers.get(a.packageId) ?? undefined))
     const installs = listed.map((a): WaitingItem => ({
       kind: "install-approval",
       approvalId: a.approvalId,

@@ -1,9 +1,10 @@
 /**
  * Provenance through the indexer, on SQLite and PostgreSQL: the registry stand-in serves a version with
  * npm's attestations (a SLSA provenance bundle and npm's publish attestation, the packument listing them as
- * npm's does). Bundles pass or fail by the verifier the indexer is given (see test/support/registry/
- * Attestations.ts for why a stand-in), and the public listing says `hasProvenance` only for a version whose
- * SLSA bundle verified: a tampered, refused or merely publish-attested version is never shown as provenanced.
+ * npm's does). Bundles pass or fail by the verifier the indexer is given (a stand-in here, to see what reaches
+ * it), and the public listing says `hasProvenance` only for a version whose SLSA bundle verified: a tampered,
+ * refused or merely publish-attested version is never shown as provenanced. Bundles signed for real and
+ * verified by the product's verifier: SigstoreProvenance.test.ts beside this file.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Option, Scope } from "effect"

@@ -2,11 +2,10 @@
  * Registry signatures and provenance attestations, served by the stand-in registry. Signatures are real:
  * an ECDSA P-256 key made per test run, published on the keys endpoint, signing as npm's registry signs.
  *
- * Provenance: a valid Sigstore bundle needs a certificate from Sigstore's CA and an entry in its public
- * transparency log, which cannot be produced offline. So the tests check what can be: the bundles' shape
- * and in-toto subject (checked before Sigstore is called), that the registry key a bundle names reaches
- * the verifier, that a verifier's refusal refuses the package, and that the real Sigstore verifier refuses
- * a well-formed bundle whose signature is not Sigstore's; "verified" is shown with a stand-in verifier.
+ * Provenance here: the bundles' shape and in-toto subject (checked before Sigstore is called), that the
+ * registry key a bundle names reaches the verifier, that a verifier's refusal refuses the package, and that
+ * the real Sigstore verifier refuses a well-formed bundle whose signature is nobody's. Bundles signed for
+ * real and verified by the product's verifier (passing and tampered): SigstoreProvenance.test.ts.
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"

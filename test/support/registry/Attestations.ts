@@ -1,10 +1,16 @@
 /**
  * Provenance attestations as npm's registry serves them, for the registry stand-in: Sigstore bundles around
- * in-toto statements about a package version's bytes. The signatures in them are not Sigstore's (a real one
- * needs Sigstore's CA and transparency log, out of reach offline), so a test either verifies them with a
- * stand-in verifier or shows the real verifier refusing them.
+ * in-toto statements about a package version's bytes.
+ *
+ * `bundle` makes one of the right shape whose signature is nobody's (for the checks made before Sigstore is
+ * called, and for tests that look at what reaches a stand-in verifier). `signedAttestations` makes real ones:
+ * the SLSA provenance signed through the test's own Sigstore (test/support/sigstore/MockSigstore.ts) and
+ * npm's publish attestation signed with the stand-in registry's key, both logged in its Rekor; the product's
+ * verifier accepts them when given that Sigstore's trusted root.
  */
+import type { KeyObject } from "node:crypto"
 import { purl } from "../../../layers/registry/Provenance.js"
+import type { MockSigstore } from "../sigstore/MockSigstore.js"
 import { integrityOf } from "./Tarballs.js"
 
 export const slsa = "https://slsa.dev/provenance/v1"
@@ -41,3 +47,29 @@ export const bundle = (subject: Subject, predicateType: string, keyid = "") => (
 export const attestations = (bundles: ReadonlyArray<readonly [string, unknown]>) => ({
   attestations: bundles.map(([predicateType, bundle]) => ({ predicateType, bundle }))
 })
+
+/** The in-toto statement of npm's publish attestation about `subject`. */
+export const publishStatement = (subject: Subject, name: string, version: string) => ({
+  _type: "https://in-toto.io/Statement/v1",
+  subject: [{ name: subject.name, digest: { sha512: subject.sha512 } }],
+  predicateType: publishAttestation,
+  predicate: { name, version, registry: "https://registry.example.test" }
+})
+
+/**
+ * npm's two attestations for `name@version` with these bytes, signed for real: the SLSA provenance through
+ * `sigstore`'s CA and Rekor, the publish attestation with the registry's key (`keyid` its hint).
+ */
+export const signedAttestations = async (
+  sigstore: MockSigstore,
+  registryKey: { readonly keyid: string; readonly privateKey: KeyObject },
+  name: string,
+  version: string,
+  bytes: Buffer
+) => {
+  const subject = honestSubject(name, version, bytes)
+  return attestations([
+    [slsa, await sigstore.provenance({ name, version, sha512: subject.sha512 })],
+    [publishAttestation, await sigstore.publishAttestation(publishStatement(subject, name, version), registryKey)]
+  ])
+}
