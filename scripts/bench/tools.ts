@@ -25,6 +25,11 @@
  * write calls and ledger records, 100 turns each. BENCH_FULL=1: 10,000 reads, 5,000 writes, 1,000 turns;
  * BENCH_TOOLS_N, BENCH_TOOLS_WRITES and BENCH_TOOLS_TURNS set them. A run under `--cpu-prof` (or with
  * BENCH_TOOLS_DOCS=0) prints its tables and leaves docs/benchmarks.md alone.
+ *
+ * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
+ * removed at the end) and loads its node's modules through tsx into this process: a second node with its own
+ * data dir, port and probe process, whose `PackageTools.call` of the read is a fourth variant of the read rounds,
+ * so before and after are measured in the same run under the same load.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -34,6 +39,7 @@ import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import { NodeApi } from "../../schema/node/Api.js"
@@ -50,6 +56,7 @@ import { AuditLog } from "../../services/node/AuditLog.js"
 import { probeCopy, probeId } from "../../test/node/tools/Fixtures.js"
 import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
 import { benchLedger } from "./ledger.js"
+import { checkoutBaseline, removeBaseline } from "./node/builds.js"
 import { type Figures, report, type Results } from "./tools/report.js"
 
 const full = process.env.BENCH_FULL === "1"
@@ -208,36 +215,65 @@ const newConversation = (baseUrl: string, token: string) =>
   })
 
 
-const run = Effect.scoped(Effect.gen(function*() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-tools-"))
-  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
+/** What a node is built from: this checkout's modules, or a baseline commit's loaded from its worktree. */
+interface NodeModules {
+  readonly ServicesLive: typeof ServicesLive
+  readonly ApiLive: typeof ApiLive
+  readonly serveApi: typeof serveApi
+  readonly createServer: typeof createServer
+  readonly Scripted: typeof Scripted
+}
+
+const ownModules: NodeModules = { ServicesLive, ApiLive, serveApi, createServer, Scripted }
+
+const loadModules = async (dir: string): Promise<NodeModules> => {
+  const load = (file: string) => import(pathToFileURL(path.join(dir, file)).href)
+  const [server, serve, clientError, scripted] = await Promise.all([
+    load("src/node/Server.ts"),
+    load("src/http/ServeApi.ts"),
+    load("src/node/http/ClientError.ts"),
+    load("layers/node/model/Scripted.ts")
+  ])
+  return { ServicesLive: server.ServicesLive, ApiLive: server.ApiLive, serveApi: serve.serveApi, createServer: clientError.createServer, Scripted: scripted }
+}
+
+/** A node built from `modules` on a fresh data dir, serving on a loopback port, the probe installed. */
+const startNode = (modules: NodeModules, folder: string) =>
+  Effect.gen(function*() {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-tools-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
+    const options = {
+      dataDir,
+      appSecret: Redacted.make(appSecret),
+      model: modules.Scripted.fromScript(modules.Scripted.decodeScript(script)),
+      turns: {
+        wallClock: Duration.minutes(5),
+        hostControlWait: Duration.seconds(5),
+        questionTtl: Duration.hours(24),
+        waitBudget: Duration.seconds(60)
+      },
+      marketplaceUrl: null,
+      registryUrl: null
+    }
+    const services = modules.ServicesLive(options)
+    const server = modules.serveApi(modules.ApiLive(options, services)).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(modules.createServer, { port: 0, host: "127.0.0.1" }))
+    )
+    const context = yield* Layer.build(Layer.merge(server, services))
+    const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
+    const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+    const client = yield* nodeClient(baseUrl, token)
+    yield* Effect.orDie(install(client, folder))
+    const conversationId = yield* newConversation(baseUrl, token)
+    return { context, baseUrl, token, conversationId }
+  })
+
+const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(function*() {
   const folder = probeCopy()
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
-
-  const options = {
-    dataDir,
-    appSecret: Redacted.make(appSecret),
-    model: Scripted.fromScript(Scripted.decodeScript(script)),
-    turns: {
-      wallClock: Duration.minutes(5),
-      hostControlWait: Duration.seconds(5),
-      questionTtl: Duration.hours(24),
-      waitBudget: Duration.seconds(60)
-    },
-    marketplaceUrl: null,
-    registryUrl: null
-  }
-  const services = ServicesLive(options)
-  const server = serveApi(ApiLive(options, services)).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
-  )
-  const context = yield* Layer.build(Layer.merge(server, services))
-  const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
-  const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
-  const client = yield* nodeClient(baseUrl, token)
-  yield* Effect.orDie(install(client, folder))
-  const conversationId = yield* newConversation(baseUrl, token)
+  const { context, baseUrl, token, conversationId } = yield* startNode(ownModules, folder)
   const callContext: CallContext = { taskId: "task_bench", conversationId, origin: "person", channel: "text" }
+  const before = baseline === undefined ? undefined : yield* startNode(baseline, folder)
 
   // 1. Read: the node's PackageTools against the SDK client on a process of its own.
   const tools = Context.get(context, PackageTools)
@@ -257,10 +293,16 @@ const run = Effect.scoped(Effect.gen(function*() {
   const expectDone = (outcome: { readonly status: string; readonly output: unknown }) =>
     outcome.status === "done" ? Effect.void : Effect.dieMessage(`the call failed: ${JSON.stringify(outcome.output)}`)
   log(`Read: ${n} calls each, after ${warmup} unmeasured`)
-  const [directRead, nodeRead, twinRead] = yield* interleaved(part("read") ? n : 1, part("read") ? warmup : 0, [
+  const beforeCall = before === undefined ? [] : [(() => {
+    const beforeTools = Context.get(before.context, PackageTools)
+    const beforeContext: CallContext = { ...callContext, conversationId: before.conversationId }
+    return timed(Effect.flatMap(beforeTools.call(beforeContext, "probe-service__read_value", readInput), expectDone))
+  })()]
+  const [directRead, nodeRead, twinRead, beforeRead] = yield* interleaved(part("read") ? n : 1, part("read") ? warmup : 0, [
     timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: readInput }))),
     timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", readInput), expectDone)),
-    timed(Effect.promise(() => twin.callTool({ name: "read_value", arguments: readInput })))
+    timed(Effect.promise(() => twin.callTool({ name: "read_value", arguments: readInput }))),
+    ...beforeCall
   ])
 
   // The pieces of that call alone, interleaved the same way: where the node's time goes.
@@ -276,9 +318,9 @@ const run = Effect.scoped(Effect.gen(function*() {
     const pieces: ReadonlyArray<readonly [string, Effect.Effect<Sample>]> = [
       ["SDK client → probe `read_value` (direct, as above)", timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: readInput })))],
       ["`ServiceRuntime.call` alone (slot, invoke, the node's SDK client)", timed(Effect.orDie(runtime.call(pkg, { tool: "read_value", input: readInput })))],
-      ["`ServiceRuntime.tools` (PackageTools reaches the service first)", timed(Effect.orDie(runtime.tools(pkg)))],
+      ["`ServiceRuntime.tools` (a hold of the running service alone, as a write's `reach` takes it)", timed(Effect.orDie(runtime.tools(pkg)))],
       ["two preference reads (machineTurns, deny rules)", timed(Effect.zip(preferences.get("execution.machineTurns"), preferences.get("execution.denyRules")))],
-      ["`TaskApprovals.grantedFor`", timed(approvals.grantedFor(conversationId, "sha256:none"))],
+      ["`TaskApprovals.grantedFor` (only a step that asks runs it)", timed(approvals.grantedFor(conversationId, "sha256:none"))],
       ["`AuditLog.append` of the tool-call row", timed(audit.append({ kind: "bench", conversationId, surface: "person", channel: "text", detail: { tool: "read_value", status: "done" } }))],
       ["`PackageTools.call` (the whole, as above)", timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", readInput), expectDone))]
     ]
@@ -317,7 +359,7 @@ const run = Effect.scoped(Effect.gen(function*() {
   log("Ledger micro-benchmark (scripts/bench/ledger.ts)")
   const ledgerBench = yield* benchLedger({ n: part("ledger") ? writes : 1, warmup: part("ledger") ? 200 : 0 })
   return {
-    read: { direct: directRead!, node: nodeRead!, twin: twinRead! },
+    read: { direct: directRead!, node: nodeRead!, twin: twinRead!, ...(beforeRead === undefined ? {} : { before: beforeRead }) },
     breakdown,
     write: { noLedger: writeNoLedger!, ledger: writeLedger!, record },
     turns: turnFigures,
@@ -326,12 +368,26 @@ const run = Effect.scoped(Effect.gen(function*() {
 }))
 
 const main = async () => {
-  const otherWork = await otherWorkCores()
-  const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
-  const results = await Effect.runPromise(run)
-  const section = report(results, { n, writes, turns, warmup, otherWork, load })
-  console.log(`\n${section}`)
-  if (!profiling) log(`Wrote ${writeDocs("tools", section)}`)
+  const baselineRef = process.env.BENCH_BASELINE_REF
+  const baseline = baselineRef === undefined || baselineRef === "none" ? undefined : checkoutBaseline(baselineRef)
+  try {
+    const otherWork = await otherWorkCores()
+    const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
+    const results = await Effect.runPromise(run(baseline === undefined ? undefined : await loadModules(baseline.dir)))
+    const section = report(results, {
+      n,
+      writes,
+      turns,
+      warmup,
+      otherWork,
+      load,
+      ...(baseline === undefined ? {} : { baseline: `${baselineRef} (${baseline.commit}, "${baseline.subject}")` })
+    })
+    console.log(`\n${section}`)
+    if (!profiling) log(`Wrote ${writeDocs("tools", section)}`)
+  } finally {
+    removeBaseline()
+  }
 }
 
 main().then(

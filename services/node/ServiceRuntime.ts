@@ -72,11 +72,28 @@ export interface RunningService {
   readonly calls: number
 }
 
+/** A service reached and held for one use (`ServiceRuntime.reach`): what it offers, and calls on that process. */
+export interface ReachedService {
+  readonly tools: ReadonlyArray<Tool>
+  /** Calls one tool on the held service (not another process, were this one to end meanwhile). */
+  readonly call: (call: ServiceCall) => Effect.Effect<ServiceToolResult, ServiceCallError>
+}
+
 export class ServiceRuntime extends Context.Tag("clark/node/ServiceRuntime")<ServiceRuntime, {
   /** The tools the package's service offers; starts it if it is not running. */
   readonly tools: (pkg: ServicePackage) => Effect.Effect<ReadonlyArray<Tool>, ServiceUnreachable>
   /** Calls one tool, starting the service if it is not running. */
   readonly call: (pkg: ServicePackage, call: ServiceCall) => Effect.Effect<ServiceToolResult, ServiceCallError>
+  /**
+   * Reaches the package's service (starting it) and holds it while `use` runs: what to do between finding
+   * the service reachable and sending a call (a call with an effect writes the ledger there), with one hold
+   * of the service, not one to look and another to call. Fails with `ServiceUnreachable` only when the
+   * service could not be reached; `use` runs only when it was.
+   */
+  readonly reach: <A, E>(
+    pkg: ServicePackage,
+    use: (service: ReachedService) => Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | ServiceUnreachable>
   /**
    * Stops the package's service (uninstall): its calls in flight fail with `ServiceCancelled {by: "stop"}`,
    * its process is asked to end and killed if it has not within the kill bound. False when none ran.

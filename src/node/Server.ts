@@ -200,6 +200,7 @@ export const ServicesLive = (options: NodeOptions) => {
       ServiceRuntime.of({
         tools: (pkg) => Effect.flatMap(service, (runtime) => runtime.tools(pkg)),
         call: (pkg, call) => Effect.flatMap(service, (runtime) => runtime.call(pkg, call)),
+        reach: (pkg, use) => Effect.flatMap(service, (runtime) => runtime.reach(pkg, use)),
         stop: (packageId) => Effect.flatMap(service, (runtime) => runtime.stop(packageId)),
         stopAll: Effect.flatMap(service, (runtime) => runtime.stopAll),
         running: Effect.flatMap(service, (runtime) => runtime.running)

@@ -12,7 +12,7 @@ import { DenyRules, MachineTurns } from "../../../schema/node/Preferences.js"
 import { makeId } from "../../../services/common/Ids.js"
 import { AuditLog } from "../../../services/node/AuditLog.js"
 import { decide as policy } from "../../../services/node/ExecutionPolicy.js"
-import { Ledger, type UnknownReason } from "../../../services/node/Ledger.js"
+import { Ledger, type NewEffect, type UnknownReason } from "../../../services/node/Ledger.js"
 import {
   ApprovalAlreadyDecided,
   ApprovalExpired,
@@ -29,8 +29,13 @@ import {
   PackageTools,
   toolNames
 } from "../../../services/node/PackageTools.js"
-import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
-import { type ServiceCallError, ServiceRuntime, type ServiceToolResult } from "../../../services/node/ServiceRuntime.js"
+import { type PreferenceState, PreferenceStore } from "../../../services/node/PreferenceStore.js"
+import {
+  type ServiceCallError,
+  type ServicePackage,
+  ServiceRuntime,
+  type ServiceToolResult
+} from "../../../services/node/ServiceRuntime.js"
 import { type TaskApproval, TaskApprovals } from "../../../services/node/TaskApprovals.js"
 import * as AskAgain from "./AskAgain.js"
 import * as InputChecks from "./InputChecks.js"
@@ -47,6 +52,12 @@ interface Entry {
   readonly offered: OfferedTool
   readonly pkg: InstalledPackage
   readonly tool: Tool
+}
+
+/** A call that went out: its effect (none for a read) and how it ended. */
+interface Sent {
+  readonly effectId: string | undefined
+  readonly exit: Exit.Exit<ServiceToolResult, ServiceCallError>
 }
 
 interface Catalogue {
@@ -101,7 +112,7 @@ export const make = (options: Options = {}) =>
     const again = AskAgain.make({ approvals, records, audit, approvalTtl })
 
     /** Read again only after an install: a turn's start reads no table for its tools. */
-    const current = SynchronizedRef.modifyEffect(catalogue, (cached) =>
+    const rebuilt = SynchronizedRef.modifyEffect(catalogue, (cached) =>
       Effect.gen(function*() {
         const revision = yield* records.revision
         if (cached !== undefined && cached.revision === revision) return [cached, cached] as const
@@ -133,16 +144,29 @@ export const make = (options: Options = {}) =>
         const next: Catalogue = { revision, offered, byName }
         return [next, next] as const
       }))
+    // Every call looks the catalogue up: while no install changed it, a read of the Ref, not a turn of its lock.
+    const current = Effect.flatMap(Effect.zip(SynchronizedRef.get(catalogue), records.revision), ([cached, revision]) =>
+      cached !== undefined && cached.revision === revision ? Effect.succeed(cached) : rebuilt)
 
-    const preference = <A, I>(key: string, schema: Schema.Schema<A, I>, fallback: A) =>
-      Effect.map(
-        preferences.get(key),
-        (state) =>
-          Option.getOrElse(
-            Option.flatMap(state, (s) => Schema.decodeUnknownOption(schema)(s.value)),
-            () => fallback
-          )
-      )
+    /**
+     * A preference decoded, read from the store on every call (the store keeps its values in memory and
+     * updates them on each write, so a change applies to the next call). The decoding is kept for as long as
+     * the store answers the same state object: deny rules are decoded again only after they changed.
+     */
+    const preference = <A, I>(key: string, schema: Schema.Schema<A, I>, fallback: A) => {
+      const decode = Schema.decodeUnknownOption(schema)
+      let last: { readonly state: Option.Option<PreferenceState>; readonly value: A } | undefined
+      return Effect.map(preferences.get(key), (state) => {
+        if (last !== undefined && (last.state === state || (Option.isSome(last.state) && Option.isSome(state) && last.state.value === state.value))) {
+          return last.value
+        }
+        const value = Option.getOrElse(Option.flatMap(state, (s) => decode(s.value)), () => fallback)
+        last = { state, value }
+        return value
+      })
+    }
+    const machineTurns = preference("execution.machineTurns", MachineTurns, "default")
+    const denyRules = preference("execution.denyRules", DenyRules, [])
 
     const refusal = (
       details: Omit<CallDetails, "summary" | "packageId" | "risk">,
@@ -197,24 +221,34 @@ export const make = (options: Options = {}) =>
         return refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
       })
 
+    /**
+     * The call sent, the ledger written first for a call with an effect. Such a call reaches the service first
+     * and holds it until its answer (one hold, `ServiceRuntime.reach`): one that cannot start has been sent
+     * nothing, so no effect is left. A read needs no such step (it writes nothing first): the call itself
+     * refuses the same way before sending anything. From the record on, a stop cannot fall between writing the
+     * effect and marking it: the call alone is interruptible, and a cancelled call leaves its effect unknown
+     * (whether the tool acted by then is not known).
+     */
+    const sendWithEffect = (entry: Entry, pkg: ServicePackage, newEffect: NewEffect, input: Record<string, unknown>) =>
+      Effect.either(runtime.reach(pkg, (service): Effect.Effect<Sent | "not-offered" | undefined> =>
+        !service.tools.some((tool) => tool.name === entry.tool.name)
+          ? Effect.succeed("not-offered" as const)
+          : Effect.uninterruptibleMask((restore) =>
+            Effect.gen(function*() {
+              const effect = yield* Effect.either(ledger.record(newEffect))
+              if (effect._tag === "Left") return undefined
+              const effectId = effect.right.effectId
+              const exit = yield* Effect.exit(restore(service.call({ tool: entry.tool.name, input })))
+              if (Exit.isInterrupted(exit)) yield* Effect.ignore(ledger.unknown(effect.right.effectId, "cancelled"))
+              return { effectId, exit }
+            }))))
+
     /** Sends the call; a call with an effect is answered in the ledger, or left unknown. */
     const send = (context: CallContext, entry: Entry, input: Record<string, unknown>) =>
       Effect.gen(function*() {
         const pkg = { packageId: entry.pkg.packageId, digest: entry.pkg.digest, cachePath: entry.pkg.cachePath, manifest: entry.pkg.manifest }
-        yield* Ref.set(used, true)
-        // A call with an effect reaches the service first: one that cannot start has been sent nothing, so no
-        // effect is left. A read needs no such step (it writes nothing first): the call itself refuses the same
-        // way before sending anything.
-        if (entry.tool.risk !== "read") {
-          const served = yield* Effect.either(runtime.tools(pkg))
-          if (served._tag === "Left") {
-            return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry, { reason: served.left.reason })
-          }
-          if (!served.right.some((tool) => tool.name === entry.tool.name)) {
-            return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
-          }
-        }
-        const newEffect = {
+        if (!(yield* Ref.get(used))) yield* Ref.set(used, true)
+        const newEffect: NewEffect = {
           taskId: context.taskId,
           conversationId: context.conversationId,
           packageId: entry.pkg.packageId,
@@ -225,17 +259,17 @@ export const make = (options: Options = {}) =>
           input,
           summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}`
         }
-        // From the record on, a stop cannot fall between writing the effect and marking it: the call alone is
-        // interruptible, and a cancelled call leaves its effect unknown (whether the tool acted by then is not known).
-        const sent = yield* Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function*() {
-            const effect = entry.tool.risk === "read" ? undefined : yield* Effect.either(ledger.record(newEffect))
-            if (effect?._tag === "Left") return undefined
-            const effectId = effect?.right.effectId
-            const exit = yield* Effect.exit(restore(runtime.call(pkg, { tool: entry.tool.name, input })))
-            if (Exit.isInterrupted(exit) && effectId !== undefined) yield* Effect.ignore(ledger.unknown(effectId, "cancelled"))
-            return { effectId, exit }
-          }))
+        let sent: Sent | undefined
+        if (entry.tool.risk === "read") {
+          sent = { effectId: undefined, exit: yield* Effect.exit(runtime.call(pkg, { tool: entry.tool.name, input })) }
+        } else {
+          const reached = yield* sendWithEffect(entry, pkg, newEffect, input)
+          if (reached._tag === "Left") {
+            return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry, { reason: reached.left.reason })
+          }
+          if (reached.right === "not-offered") return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
+          sent = reached.right
+        }
         if (sent === undefined) return refusal({ outcome: "not-sent", code: "LEDGER_UNAVAILABLE" }, entry)
         const { effectId, exit } = sent
         if (Exit.isInterrupted(exit)) return yield* Effect.interrupt
@@ -293,19 +327,16 @@ export const make = (options: Options = {}) =>
         if (problem !== undefined) {
           return refusal({ outcome: "not-sent", code: "INVALID_INPUT" }, entry, { problem })
         }
-        const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
         const step = { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk }
-        const settings = {
-          machineTurns: yield* preference("execution.machineTurns", MachineTurns, "default"),
-          denyRules: yield* preference("execution.denyRules", DenyRules, [])
-        }
+        const settings = { machineTurns: yield* machineTurns, denyRules: yield* denyRules }
         const verdict = policy(step, { ...settings, granted: false })
         switch (verdict._tag) {
           case "Deny":
             yield* record(context, "tool-denied", entry, { rule: verdict.rule })
             return refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry)
           case "Ask": {
-            // Only a step that would ask looks for a grant of exactly this operation.
+            // Only a step that would ask names its operation and looks for a grant of exactly that one.
+            const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
             const granted = yield* approvals.grantedFor(context.conversationId, digest)
             if (Option.isNone(granted)) return yield* ask(context, entry, input, digest)
             // Approving one step approves nothing else: the grant is spent by this call.

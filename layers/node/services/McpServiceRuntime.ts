@@ -1,11 +1,15 @@
 /**
- * The ServiceRuntime over MCP stdio processes. Running services are slots in a SynchronizedRef keyed by
- * package id; a slot owns a scope holding its process and client, and counts the calls holding it. When the
- * last call lets go, an idle timer (a FiberMap fiber on the Clock) stops it unless a call came back first.
+ * The ServiceRuntime over MCP stdio processes. Running services are slots in a Ref keyed by package id
+ * (every change a pure update, so no lock: a new slot is made first and kept only if none came meanwhile);
+ * a slot owns a scope holding its process and client, and counts the calls holding it. A call takes its
+ * slot once and lets go when it ends (no Scope of its own). Each slot has one idle watcher for its
+ * whole life (a FiberMap fiber on the Clock, keyed by the slot): it wakes when the idle time since the last
+ * call's end could be up, and stops the service if no call came back, so a call forks no timer of its own.
  * A slot is always removed from the map before its scope closes, so a call never gets a closing service.
  */
 import {
   Array as Arr,
+  Clock,
   Config,
   Deferred,
   Duration,
@@ -18,10 +22,10 @@ import {
   Option,
   type Redacted,
   Ref,
-  Scope,
-  SynchronizedRef
+  Scope
 } from "effect"
 import {
+  type ServiceCallError,
   ServiceToolNotOffered,
   ServiceUnreachable
 } from "../../../services/node/ServiceErrors.js"
@@ -29,7 +33,8 @@ import {
   type RunningService,
   type ServiceCall,
   type ServicePackage,
-  ServiceRuntime
+  ServiceRuntime,
+  type ServiceToolResult
 } from "../../../services/node/ServiceRuntime.js"
 import { invoke } from "./ServiceCall.js"
 import { type ServiceProcess, start } from "./ServiceProcess.js"
@@ -73,6 +78,8 @@ interface Slot {
   readonly ready: Deferred.Deferred<ServiceProcess, ServiceUnreachable>
   readonly stopping: Ref.Ref<boolean>
   readonly calls: number
+  /** When the last call let go (Clock millis); read by the idle watcher when `calls` is 0. */
+  readonly idleSince: number
 }
 
 /** A copy from another install (new digest or cache copy) is another service. */
@@ -85,18 +92,20 @@ export const make = (options: Options) => Effect.gen(function*() {
     killAfter: Duration.decode(options.killAfter ?? defaults.killAfter),
     idleAfter: Duration.decode(options.idleAfter ?? defaults.idleAfter)
   }
+  const idleMillis = Duration.toMillis(settings.idleAfter)
   const grants = options.grants ?? (() => Effect.succeed({}))
-  const slots = yield* SynchronizedRef.make(HashMap.empty<string, Slot>())
-  const idleTimers = yield* FiberMap.make<string>()
+  const slots = yield* Ref.make(HashMap.empty<string, Slot>())
+  // One idle watcher per slot, keyed by the slot's id (not the package's: a stop must not end a newer slot's).
+  const idleWatchers = yield* FiberMap.make<number>()
   // Starts and the stopping of replaced services: fibers the layer's scope waits for.
   const background = yield* FiberSet.make()
   const ids = yield* Ref.make(0)
 
-  /** Takes the slot out of the map if it is still there (and, for `idleOnly`, has no call). */
-  const detach = (slot: Slot, idleOnly: boolean) =>
-    SynchronizedRef.modify(slots, (map): [boolean, HashMap.HashMap<string, Slot>] => {
+  /** Takes the slot out of the map if it is still there. */
+  const detach = (slot: Slot) =>
+    Ref.modify(slots, (map): [boolean, HashMap.HashMap<string, Slot>] => {
       const current = HashMap.get(map, slot.pkg.packageId)
-      return Option.isSome(current) && current.value.id === slot.id && (!idleOnly || current.value.calls === 0)
+      return Option.isSome(current) && current.value.id === slot.id
         ? [true, HashMap.remove(map, slot.pkg.packageId)]
         : [false, map]
     })
@@ -106,12 +115,48 @@ export const make = (options: Options) => Effect.gen(function*() {
     Ref.set(slot.stopping, true).pipe(Effect.zipRight(Scope.close(slot.scope, Exit.void)), Effect.uninterruptible)
 
   /**
-   * Takes the slot out and releases its process: when idle (no call to cut off), or when the process ended
-   * by itself, where the calls it cut off crashed and must say so, not that they were stopped.
+   * Takes the slot out and releases its process when the process ended by itself (or never started), where
+   * the calls it cut off crashed and must say so, not that they were stopped.
    */
-  const retire = (slot: Slot, idleOnly: boolean) =>
-    Effect.flatMap(detach(slot, idleOnly), (removed) => (removed ? Scope.close(slot.scope, Exit.void) : Effect.void)).pipe(
-      Effect.uninterruptible
+  const retire = (slot: Slot) =>
+    Effect.flatMap(detach(slot), (removed) =>
+      removed
+        ? Effect.zipRight(Scope.close(slot.scope, Exit.void), FiberMap.remove(idleWatchers, slot.id))
+        : Effect.void).pipe(Effect.uninterruptible)
+
+  type Watch = { readonly _tag: "gone" } | { readonly _tag: "idle" } | { readonly _tag: "wait"; readonly millis: number }
+  /**
+   * The slot's idle watcher: sleeps until the idle time since the last release could be up, then stops the
+   * service when it has had no call for that long (taken out of the map in the same step, so a call cannot
+   * take it in between), or sleeps for what is left. Ends when its slot has left the map.
+   */
+  const watch = (slot: Slot, millis: number): Effect.Effect<void> =>
+    Effect.sleep(Duration.millis(millis)).pipe(
+      Effect.zipRight(Clock.currentTimeMillis),
+      Effect.flatMap((now) =>
+        Ref.modify(slots, (map): [Watch, HashMap.HashMap<string, Slot>] => {
+          const current = HashMap.get(map, slot.pkg.packageId)
+          if (Option.isNone(current) || current.value.id !== slot.id) return [{ _tag: "gone" }, map]
+          if (current.value.calls > 0) return [{ _tag: "wait", millis: idleMillis }, map]
+          const idleFor = now - current.value.idleSince
+          return idleFor >= idleMillis
+            ? [{ _tag: "idle" }, HashMap.remove(map, slot.pkg.packageId)]
+            : [{ _tag: "wait", millis: idleMillis - idleFor }, map]
+        }).pipe(
+          Effect.flatMap((next): Effect.Effect<number | undefined> => {
+            switch (next._tag) {
+              case "wait":
+                return Effect.succeed(next.millis)
+              case "idle":
+                return Effect.as(Scope.close(slot.scope, Exit.void), undefined)
+              case "gone":
+                return Effect.succeed(undefined)
+            }
+          }),
+          Effect.uninterruptible
+        )
+      ),
+      Effect.flatMap((again) => (again === undefined ? Effect.void : watch(slot, again)))
     )
 
   const launch = (slot: Slot) =>
@@ -121,7 +166,7 @@ export const make = (options: Options) => Effect.gen(function*() {
       killAfter: settings.killAfter,
       grants,
       // A process that ended by itself (a crash) leaves the map, so the next call starts a new one.
-      onExit: retire(slot, false)
+      onExit: retire(slot)
     }).pipe(
       Scope.extend(slot.scope),
       Effect.catchAllDefect(() => Effect.fail(new ServiceUnreachable({ packageId: slot.pkg.packageId, reason: "start-failed" }))),
@@ -130,62 +175,95 @@ export const make = (options: Options) => Effect.gen(function*() {
         Exit.isSuccess(exit)
           ? Deferred.done(slot.ready, exit)
           : Effect.zipRight(
-            retire(slot, false),
+            retire(slot),
             Deferred.done(slot.ready, Exit.isInterrupted(exit) ? Exit.fail(new ServiceUnreachable({ packageId: slot.pkg.packageId, reason: "exited" })) : exit)
           )),
       Effect.onInterrupt(() => Deferred.fail(slot.ready, new ServiceUnreachable({ packageId: slot.pkg.packageId, reason: "exited" }))),
-      // Forked from the uninterruptible part of `acquire`; the start itself waits on its timeouts.
+      // Forked from the uninterruptible part of `hold`; the start itself waits on its timeouts.
       Effect.interruptible,
-      FiberSet.run(background)
+      FiberSet.run(background),
+      Effect.zipRight(FiberMap.run(idleWatchers, slot.id, watch(slot, idleMillis)))
     )
 
+  /** One call fewer on the slot; the last one notes when, for the idle watcher. */
   const release = (slot: Slot) =>
-    SynchronizedRef.modify(slots, (map): [boolean, HashMap.HashMap<string, Slot>] => {
-      const current = HashMap.get(map, slot.pkg.packageId)
-      if (Option.isNone(current) || current.value.id !== slot.id) return [false, map]
-      const held = { ...current.value, calls: current.value.calls - 1 }
-      return [held.calls === 0, HashMap.set(map, slot.pkg.packageId, held)]
-    }).pipe(Effect.flatMap((idle) =>
-      idle
-        ? FiberMap.run(idleTimers, slot.pkg.packageId, Effect.zipRight(Effect.sleep(settings.idleAfter), retire(slot, true)))
-        : Effect.void
-    ))
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Ref.update(slots, (map) => {
+        const current = HashMap.get(map, slot.pkg.packageId)
+        if (Option.isNone(current) || current.value.id !== slot.id) return map
+        const calls = current.value.calls - 1
+        return HashMap.set(map, slot.pkg.packageId, { ...current.value, calls, idleSince: calls === 0 ? now : current.value.idleSince })
+      }))
 
-  /** The package's running service, held by the caller's scope; started when there is none. */
-  const acquire = (pkg: ServicePackage) =>
+  type Taken = readonly [Slot, boolean, Option.Option<Slot>]
+  /** The running slot of the package with one call more, if it runs this copy. */
+  const held = (map: HashMap.HashMap<string, Slot>, pkg: ServicePackage) => {
+    const current = HashMap.get(map, pkg.packageId)
+    return Option.isSome(current) && samePackage(current.value.pkg, pkg)
+      ? { ...current.value, calls: current.value.calls + 1 }
+      : undefined
+  }
+  /** The package's slot with one call more: the running one, or a new one (and the one it replaces). */
+  const take = (pkg: ServicePackage): Effect.Effect<Taken> =>
+    Effect.flatMap(
+      Ref.modify(slots, (map): [Taken | undefined, HashMap.HashMap<string, Slot>] => {
+        const slot = held(map, pkg)
+        return slot === undefined ? [undefined, map] : [[slot, false, Option.none()], HashMap.set(map, pkg.packageId, slot)]
+      }),
+      (taken) =>
+        taken !== undefined ? Effect.succeed(taken) : Effect.gen(function*() {
+          const slot: Slot = {
+            id: yield* Ref.updateAndGet(ids, (n) => n + 1),
+            pkg,
+            scope: yield* Scope.make(),
+            ready: yield* Deferred.make<ServiceProcess, ServiceUnreachable>(),
+            stopping: yield* Ref.make(false),
+            calls: 1,
+            idleSince: 0
+          }
+          // Another call may have put a slot in meanwhile: that one is taken, this one (nothing in it yet) dropped.
+          return yield* Ref.modify(slots, (map): [Taken, HashMap.HashMap<string, Slot>] => {
+            const other = held(map, pkg)
+            return other !== undefined
+              ? [[other, false, Option.none()], HashMap.set(map, pkg.packageId, other)]
+              : [[slot, true, HashMap.get(map, pkg.packageId)], HashMap.set(map, pkg.packageId, slot)]
+          })
+        })
+    )
+
+  /**
+   * Runs `use` on the package's running service (started when there is none), holding its slot meanwhile:
+   * one take and one release per use, whatever `use` does.
+   */
+  const hold = <A, E>(
+    pkg: ServicePackage,
+    use: (service: ServiceProcess, slot: Slot) => Effect.Effect<A, E>
+  ): Effect.Effect<A, E | ServiceUnreachable> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        type Taken = readonly [Slot, boolean, Option.Option<Slot>]
-        const [slot, fresh, stale] = yield* SynchronizedRef.modifyEffect(slots, (map) =>
-          Effect.gen(function*(): Effect.fn.Return<readonly [Taken, HashMap.HashMap<string, Slot>]> {
-            const current = HashMap.get(map, pkg.packageId)
-            if (Option.isSome(current) && samePackage(current.value.pkg, pkg)) {
-              const held: Slot = { ...current.value, calls: current.value.calls + 1 }
-              return [[held, false, Option.none<Slot>()], HashMap.set(map, pkg.packageId, held)]
-            }
-            const slot: Slot = {
-              id: yield* Ref.updateAndGet(ids, (n) => n + 1),
-              pkg,
-              scope: yield* Scope.make(),
-              ready: yield* Deferred.make<ServiceProcess, ServiceUnreachable>(),
-              stopping: yield* Ref.make(false),
-              calls: 1
-            }
-            return [[slot, true, current], HashMap.set(map, pkg.packageId, slot)]
-          }))
-        yield* Effect.addFinalizer(() => release(slot))
-        yield* FiberMap.remove(idleTimers, pkg.packageId)
-        if (Option.isSome(stale)) yield* FiberSet.run(background, shut(stale.value))
-        if (fresh) yield* launch(slot)
-        const service = yield* restore(Deferred.await(slot.ready))
-        return { slot, service }
+      Effect.flatMap(take(pkg), ([slot, fresh, stale]) => {
+        const started = fresh
+          ? Effect.zipRight(Option.isSome(stale) ? FiberSet.run(background, stopSlot(stale.value)) : Effect.void, launch(slot))
+          : Effect.void
+        return Effect.zipRight(
+          started,
+          restore(Effect.flatMap(Deferred.await(slot.ready), (service) => use(service, slot)))
+        ).pipe(Effect.ensuring(release(slot)))
       })
     )
 
-  const stopSlot = (slot: Slot) => Effect.zipRight(FiberMap.remove(idleTimers, slot.pkg.packageId), shut(slot))
+  const callOn = (pkg: ServicePackage, service: ServiceProcess, slot: Slot, call: ServiceCall) =>
+    service.offered.has(call.tool)
+      ? invoke(service, call, {
+        timeout: call.timeout === undefined ? settings.callTimeout : Duration.decode(call.timeout),
+        killAfter: settings.killAfter,
+        stopping: slot.stopping
+      })
+      : Effect.fail(new ServiceToolNotOffered({ packageId: pkg.packageId, tool: call.tool }))
+
+  const stopSlot = (slot: Slot) => Effect.zipRight(FiberMap.remove(idleWatchers, slot.id), shut(slot))
 
   const stop = (packageId: string) =>
-    SynchronizedRef.modify(slots, (map): [Option.Option<Slot>, HashMap.HashMap<string, Slot>] => [
+    Ref.modify(slots, (map): [Option.Option<Slot>, HashMap.HashMap<string, Slot>] => [
       HashMap.get(map, packageId),
       HashMap.remove(map, packageId)
     ]).pipe(Effect.flatMap(Option.match({
@@ -193,7 +271,7 @@ export const make = (options: Options) => Effect.gen(function*() {
       onSome: (slot) => Effect.as(stopSlot(slot), true)
     })))
 
-  const stopAll = SynchronizedRef.modify(slots, (map): [Array<Slot>, HashMap.HashMap<string, Slot>] => [
+  const stopAll = Ref.modify(slots, (map): [Array<Slot>, HashMap.HashMap<string, Slot>] => [
     [...HashMap.values(map)],
     HashMap.empty()
   ]).pipe(Effect.flatMap((all) =>
@@ -204,7 +282,7 @@ export const make = (options: Options) => Effect.gen(function*() {
   // at once, so shutdown waits one kill bound, not one per service.
   yield* Effect.addFinalizer(() => stopAll)
 
-  const running = Effect.flatMap(SynchronizedRef.get(slots), (map) =>
+  const running = Effect.flatMap(Ref.get(slots), (map) =>
     Effect.map(
       Effect.forEach([...HashMap.values(map)], (slot) =>
         Effect.flatMap(Deferred.poll(slot.ready), Option.match({
@@ -219,22 +297,24 @@ export const make = (options: Options) => Effect.gen(function*() {
       Arr.getSomes
     ))
 
+  const offeredTools = (service: ServiceProcess) => [...service.offered.values()]
+
   return ServiceRuntime.of({
-    tools: (pkg) => Effect.scoped(Effect.map(acquire(pkg), ({ service }) => [...service.offered.values()])),
+    tools: (pkg) => hold(pkg, (service) => Effect.succeed(offeredTools(service))),
     call: (pkg: ServicePackage, call: ServiceCall) =>
-      Effect.scoped(Effect.gen(function*() {
-        // A tool the manifest does not declare is refused before any process starts.
-        if (!pkg.manifest.tools.some((tool) => tool.name === call.tool)) {
-          return yield* new ServiceToolNotOffered({ packageId: pkg.packageId, tool: call.tool })
-        }
-        const { service, slot } = yield* acquire(pkg)
-        if (!service.offered.has(call.tool)) return yield* new ServiceToolNotOffered({ packageId: pkg.packageId, tool: call.tool })
-        return yield* invoke(service, call, {
-          timeout: Duration.decode(call.timeout ?? settings.callTimeout),
-          killAfter: settings.killAfter,
-          stopping: slot.stopping
-        })
-      })),
+      // A tool the manifest does not declare is refused before any process starts.
+      pkg.manifest.tools.some((tool) => tool.name === call.tool)
+        ? hold(pkg, (service, slot) => callOn(pkg, service, slot, call))
+        : Effect.fail(new ServiceToolNotOffered({ packageId: pkg.packageId, tool: call.tool })),
+    reach: (pkg, use) =>
+      hold(pkg, (service, slot) =>
+        use({
+          tools: offeredTools(service),
+          call: (call): Effect.Effect<ServiceToolResult, ServiceCallError> =>
+            pkg.manifest.tools.some((tool) => tool.name === call.tool)
+              ? callOn(pkg, service, slot, call)
+              : Effect.fail(new ServiceToolNotOffered({ packageId: pkg.packageId, tool: call.tool }))
+        })),
     stop,
     stopAll,
     running

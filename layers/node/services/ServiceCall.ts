@@ -5,7 +5,7 @@
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { randomUUID } from "node:crypto"
-import { Deferred, Duration, Effect, Fiber, Queue, Ref } from "effect"
+import { Deferred, Duration, Effect, Fiber, FiberId, Queue, Ref } from "effect"
 import {
   ServiceCancelled,
   type ServiceCallError,
@@ -23,6 +23,14 @@ export interface CallOptions {
 }
 
 const drained = Symbol("drained")
+/** What a request fails with when its deadline passed first. */
+const expired = Symbol("expired")
+
+/** A call's deadline: `due` once its time is up; `expire` ends the request in flight, when there is one. */
+interface Deadline {
+  due: boolean
+  expire: (() => void) | undefined
+}
 
 const detailOf = (message: string) => (message.length > 500 ? `${message.slice(0, 500)}…` : message)
 
@@ -61,94 +69,143 @@ const toResult = (answer: Record<string, unknown>): ServiceToolResult | undefine
   }
 }
 
+/** The exchange of one call, progress handed to `progress` when the caller asked for it. */
+const exchange = (
+  service: ServiceProcess,
+  call: ServiceCall,
+  options: CallOptions,
+  progress: Queue.Queue<ServiceProgress | typeof drained> | undefined
+): Effect.Effect<ServiceToolResult, ServiceCallError> => {
+  const { packageId } = service.pkg
+  const tool = call.tool
+
+  /**
+   * The request, answered by the service or ended by the call's deadline: the timer is a fiber of its own
+   * on the Clock that ends the request the way an interruption would (abort, so the SDK sends
+   * `notifications/cancelled`) and resumes it with `expired`. One fork per call where `Effect.timeoutFail`
+   * races two fibers; whichever comes first settles the request, the other finds it settled.
+   */
+  const send = (deadline: Deadline) => Effect.async<Record<string, unknown>, unknown>((resume) => {
+    if (deadline.due) return resume(Effect.fail(expired))
+    let settled = false
+    const controller = new AbortController()
+    const token = progress === undefined ? undefined : `clark-${randomUUID()}`
+    const stopProgress = token === undefined ? () => undefined : service.onProgress(token, (p) => {
+      Queue.unsafeOffer(progress!, p)
+    })
+    const untrack = service.track(controller)
+    const end = () => {
+      settled = true
+      stopProgress()
+      untrack()
+    }
+    service.client.callTool({
+      name: tool,
+      arguments: { ...call.input },
+      ...(token === undefined ? {} : { _meta: { progressToken: token } })
+    }, undefined, { signal: controller.signal, timeout: sdkTimeoutMillis }).then(
+      (answer) => {
+        if (settled) return
+        end()
+        resume(Effect.succeed(answer as Record<string, unknown>))
+      },
+      (error: unknown) => {
+        if (settled) return
+        end()
+        resume(Effect.fail(error))
+      }
+    )
+    deadline.expire = () => {
+      if (settled) return
+      end()
+      controller.abort("cancelled by the node")
+      resume(Effect.fail(expired))
+    }
+    // The SDK sends `notifications/cancelled` for the request when its signal aborts.
+    return Effect.sync(() => {
+      end()
+      controller.abort("cancelled by the node")
+    })
+  })
+
+  const timed = Effect.suspend(() => {
+    const deadline: Deadline = { due: false, expire: undefined }
+    const timer = Effect.sleep(options.timeout).pipe(
+      Effect.zipRight(Effect.sync(() => {
+        deadline.due = true
+        deadline.expire?.()
+      }))
+    )
+    return Effect.flatMap(Effect.forkDaemon(timer), (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none)))
+  })
+
+  const failure = (error: unknown) =>
+    Effect.gen(function*() {
+      if (yield* Ref.get(options.stopping)) return new ServiceCancelled({ packageId, tool, by: "stop" })
+      if (error instanceof McpError) {
+        return error.code === ErrorCode.ConnectionClosed
+          ? new ServiceToolFailed({ packageId, tool, reason: "crashed" })
+          : new ServiceToolFailed({ packageId, tool, reason: "error", detail: detailOf(error.message) })
+      }
+      if (error instanceof Error && error.name === "ZodError") {
+        return new ServiceToolFailed({ packageId, tool, reason: "invalid-answer" })
+      }
+      const gone = yield* Deferred.isDone(service.exited)
+      return new ServiceToolFailed({
+        packageId,
+        tool,
+        reason: gone ? "crashed" : "error",
+        ...(gone ? {} : { detail: detailOf(error instanceof Error ? error.message : String(error)) })
+      })
+    })
+
+  const answered = timed.pipe(
+    Effect.onInterrupt(() => settle(service, options.killAfter)),
+    Effect.catchAll((error): Effect.Effect<never, ServiceCallError> =>
+      error === expired
+        // As an interrupted call does: the cancellation taken in (or the process killed) before answering.
+        ? Effect.zipRight(
+          settle(service, options.killAfter),
+          Effect.fail(new ServiceTimedOut({ packageId, tool, timeoutMillis: Duration.toMillis(options.timeout) }))
+        )
+        : Effect.flatMap(failure(error), Effect.fail)
+    ),
+    Effect.flatMap((answer) => {
+      const result = toResult(answer)
+      return result === undefined
+        ? Effect.fail(new ServiceToolFailed({ packageId, tool, reason: "invalid-answer" }))
+        : Effect.succeed(result)
+    })
+  )
+  const cancel = call.cancel
+  return cancel === undefined
+    ? answered
+    : Effect.raceFirst(answered, Effect.zipRight(cancel, Effect.fail(new ServiceCancelled({ packageId, tool, by: "caller" }))))
+}
+
 export const invoke = (
   service: ServiceProcess,
   call: ServiceCall,
   options: CallOptions
-): Effect.Effect<ServiceToolResult, ServiceCallError> =>
-  Effect.scoped(Effect.gen(function*() {
-    const { packageId } = service.pkg
-    const tool = call.tool
+): Effect.Effect<ServiceToolResult, ServiceCallError> => {
+  const onProgress = call.onProgress
+  // A call without progress (every turn's call) needs no queue, no handing fiber and no scope for them.
+  const run = onProgress === undefined ? exchange(service, call, options, undefined) : Effect.scoped(Effect.gen(function*() {
     const progress = yield* Queue.unbounded<ServiceProgress | typeof drained>()
-    const onProgress = call.onProgress
     // One fiber hands progress over in arrival order. Notifications come before their answer, so the call
     // lets it finish what arrived before answering; an interrupted call does not wait for it.
-    const handing = onProgress === undefined ? undefined : yield* Queue.take(progress).pipe(
+    const handing = yield* Queue.take(progress).pipe(
       Effect.flatMap((p) => p === drained ? Effect.succeed(true) : Effect.as(Effect.catchAllCause(onProgress(p), () => Effect.void), false)),
       Effect.repeat({ until: (done) => done }),
       Effect.forkScoped
     )
-
-    const send = Effect.async<Record<string, unknown>, unknown>((resume) => {
-      const controller = new AbortController()
-      const token = onProgress === undefined ? undefined : `clark-${randomUUID()}`
-      const stopProgress = token === undefined ? () => undefined : service.onProgress(token, (p) => {
-        Queue.unsafeOffer(progress, p)
-      })
-      const untrack = service.track(controller)
-      const stopListening = () => {
-        stopProgress()
-        untrack()
-      }
-      service.client.callTool({
-        name: tool,
-        arguments: { ...call.input },
-        ...(token === undefined ? {} : { _meta: { progressToken: token } })
-      }, undefined, { signal: controller.signal, timeout: sdkTimeoutMillis }).then(
-        (answer) => {
-          stopListening()
-          resume(Effect.succeed(answer as Record<string, unknown>))
-        },
-        (error: unknown) => {
-          stopListening()
-          resume(Effect.fail(error))
-        }
-      )
-      // The SDK sends `notifications/cancelled` for the request when its signal aborts.
-      return Effect.sync(() => {
-        stopListening()
-        controller.abort("cancelled by the node")
-      })
-    })
-
-    const failure = (error: unknown) =>
-      Effect.gen(function*() {
-        if (yield* Ref.get(options.stopping)) return new ServiceCancelled({ packageId, tool, by: "stop" })
-        if (error instanceof McpError) {
-          return error.code === ErrorCode.ConnectionClosed
-            ? new ServiceToolFailed({ packageId, tool, reason: "crashed" })
-            : new ServiceToolFailed({ packageId, tool, reason: "error", detail: detailOf(error.message) })
-        }
-        if (error instanceof Error && error.name === "ZodError") {
-          return new ServiceToolFailed({ packageId, tool, reason: "invalid-answer" })
-        }
-        const gone = yield* Deferred.isDone(service.exited)
-        return new ServiceToolFailed({
-          packageId,
-          tool,
-          reason: gone ? "crashed" : "error",
-          ...(gone ? {} : { detail: detailOf(error instanceof Error ? error.message : String(error)) })
-        })
-      })
-
-    const answered = send.pipe(
-      Effect.onInterrupt(() => settle(service, options.killAfter)),
-      Effect.catchAll((error) => Effect.flatMap(failure(error), Effect.fail)),
-      Effect.flatMap((answer) => {
-        const result = toResult(answer)
-        return result === undefined
-          ? Effect.fail(new ServiceToolFailed({ packageId, tool, reason: "invalid-answer" }))
-          : Effect.succeed(result)
-      }),
-      Effect.timeoutFail({
-        duration: options.timeout,
-        onTimeout: () => new ServiceTimedOut({ packageId, tool, timeoutMillis: Duration.toMillis(options.timeout) })
-      })
-    )
-    const cancel = call.cancel
-    const outcome = yield* Effect.exit(cancel === undefined
-      ? answered
-      : Effect.raceFirst(answered, Effect.zipRight(cancel, Effect.fail(new ServiceCancelled({ packageId, tool, by: "caller" })))))
-    if (handing !== undefined) yield* Queue.offer(progress, drained).pipe(Effect.zipRight(Fiber.join(handing)))
+    const outcome = yield* Effect.exit(exchange(service, call, options, progress))
+    yield* Queue.offer(progress, drained).pipe(Effect.zipRight(Fiber.join(handing)))
     return yield* outcome
-  })).pipe(Effect.withSpan("ServiceRuntime.call", { attributes: { packageId: service.pkg.packageId, tool: call.tool } }))
+  }))
+  // No stack trace captured for the span (a `new Error()` per call): its name and attributes say which call.
+  return run.pipe(Effect.withSpan("ServiceRuntime.call", {
+    attributes: { packageId: service.pkg.packageId, tool: call.tool },
+    captureStackTrace: false
+  }))
+}

@@ -12,7 +12,7 @@ export interface Figures {
 }
 
 export interface Results {
-  readonly read: { readonly direct: Figures; readonly node: Figures; readonly twin: Figures }
+  readonly read: { readonly direct: Figures; readonly node: Figures; readonly twin: Figures; readonly before?: Figures }
   readonly write: { readonly noLedger: Figures; readonly ledger: Figures; readonly record: Figures }
   readonly breakdown: ReadonlyArray<readonly [string, Figures]>
   readonly turns: { readonly plain: Figures; readonly tool: Figures } | undefined
@@ -32,12 +32,17 @@ export interface Settings {
   readonly otherWork: number
   /** The load averages, as `uptime` shows them. */
   readonly load: string
+  /** BENCH_BASELINE_REF's commit, when a baseline node ran beside this one. */
+  readonly baseline?: string
 }
 
 /** The section of docs/benchmarks.md. */
 export const report = (results: Results, settings: Settings) => {
-  const { load, n, otherWork, turns, warmup, writes } = settings
+  const { baseline, load, n, otherWork, turns, warmup, writes } = settings
   const readAdded = results.read.node.p99 - results.read.direct.p99
+  const before = results.read.before
+  const beforeRow = before === undefined ? "" : `\n${row(`the same call on the baseline node, ${baseline ?? "before"} (loaded into this process)`, before)}`
+  const beforeText = before === undefined ? "" : ` The baseline node adds ${ms(before.p50 - results.read.direct.p50)} ms at p50 and ${ms(before.p99 - results.read.direct.p99)} ms at p99 in the same rounds; CPU per call ${ms(before.cpu)} ms against ${ms(results.read.node.cpu)} ms now.`
   const writeAdded = results.write.ledger.p99 - results.write.noLedger.p99
   const breakdownTable = results.breakdown.length === 0 ? "" : `
 Where it goes: the pieces of that call, each alone, ${Math.max(1, Math.floor(n / 4)).toLocaleString("en-US")} times, interleaved the same way (ms):
@@ -71,9 +76,9 @@ Read tool, times in ms:
 | --- | ---: | ---: | ---: | ---: |
 ${row("SDK client → probe `read_value` (direct)", results.read.direct)}
 ${row("`PackageTools.call` → runtime → MCP stdio → probe (the node)", results.read.node)}
-${row("a second SDK client → its own probe process (direct again, the noise floor)", results.read.twin)}
+${row("a second SDK client → its own probe process (direct again, the noise floor)", results.read.twin)}${beforeRow}
 
-Added by the node: ${ms(results.read.node.p50 - results.read.direct.p50)} ms at p50, ${ms(readAdded)} ms at p99. Target ≤ 2 ms p99: ${verdict(readAdded <= 2)}. The same call on two identical direct paths differs by ${ms(Math.abs(results.read.twin.p99 - results.read.direct.p99))} ms at p99 in this run: a difference of p99s smaller than that is not the node's.
+Added by the node: ${ms(results.read.node.p50 - results.read.direct.p50)} ms at p50, ${ms(readAdded)} ms at p99. Target ≤ 2 ms p99: ${verdict(readAdded <= 2)}. The same call on two identical direct paths differs by ${ms(Math.abs(results.read.twin.p99 - results.read.direct.p99))} ms at p99 in this run: a difference of p99s smaller than that is not the node's.${beforeText}
 ${breakdownTable}
 Write tool (\`write_value\`, risk local-write), times in ms:
 
@@ -87,16 +92,17 @@ The ledger's record inside the call: ${ms(results.write.record.p99)} ms p99 (the
 
 ${ledgerMarkdown(results.ledgerBench)}
 ${turnsTable}
-What the figures say (with a profile of the read part under \`node --cpu-prof\` on this machine, 2026-11-25):
+What the figures say (profiles of the read part under \`node --cpu-prof\` on this machine, 2026-11-25 and 2026-11-27;
+docs/decisions.md, "The node's own cost per package tool call"):
 
-- The node's own logic in a call (catalogue, Ajv input check, operation digest, policy) is under 0.1 ms of CPU.
-  The rest of what it adds is in the pieces' rows: the service runtime around the same SDK call (the slot is
-  acquired and released twice per call, once by PackageTools' \`ServiceRuntime.tools\` check that the service is
-  reachable and once by the call, and each release forks an idle-timer fiber; the call's scope, progress queue,
-  timeout fiber and span, whose stack-trace capture shows in the profile), and four SQLite statements on the
-  main database (two preference reads, the grant lookup, the audit row), each in its own \`@effect/sql\` span.
+- The node's own logic in a call (catalogue, Ajv input check, policy) is under 0.1 ms of CPU. Around the same SDK
+  call the service runtime holds the service's slot once per call (a read and a write alike; a write reaches the
+  service and sends on that one hold), forks no idle timer (one idle watcher per running service) and one timer
+  fiber for the call's deadline; a call without progress has no queue or scope, and its span captures no stack
+  trace. On the main database a read call runs one statement, the audit row: the execution preferences come from
+  the store's memory (decoded again only when they changed), the grant lookup runs only for a step that asks.
   The SDK transport's write to the service's stdin pipe is the largest single cost in the profile and is paid by
-  both sides alike.
+  both sides alike. The calls here run under the default tracer (spans made, as with \`CLARK_TRACING=on\`).
 - With other jobs keeping both cores busy, the p99 of both paths is scheduling delay tens of ms long, so the p99
   difference measures the machine's load more than the node; the CPU column is the node's own cost.
 - The ledger's record is an fsync of its WAL per record (\`synchronous = FULL\`, docs/decisions.md, "Effect ledger

@@ -4,7 +4,7 @@
  * shutdown, and the idle stop on the test clock.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
+import { Context, Deferred, type Duration, Effect, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { dataFolderOf } from "../../../layers/node/services/ServiceEnv.js"
@@ -16,7 +16,7 @@ const pidOf = (packageId: string) =>
     Effect.map(runtime.running, (all) => all.find((service) => service.packageId === packageId)?.pid))
 
 /** Calls `slow` in a fiber and waits until the server has it (its first progress notification). */
-const slowCallStarted = (extra: { readonly cancel?: Effect.Effect<void> } = {}) =>
+const slowCallStarted = (extra: { readonly cancel?: Effect.Effect<void>; readonly timeout?: Duration.DurationInput } = {}) =>
   Effect.gen(function*() {
     const runtime = yield* ServiceRuntime
     const started = yield* Deferred.make<void>()
@@ -178,13 +178,41 @@ describe("service runtime", () => {
       const runtime = yield* ServiceRuntime
       yield* runtime.call(probe(), { tool: "read_value", input: { key: "a" } })
       const pid = (yield* pidOf(probe().packageId))!
+      // The service's one idle watcher, armed at its start.
       yield* armed(5 * 60_000)
       yield* TestClock.adjust("4 minutes")
       yield* runtime.call(probe(), { tool: "read_value", input: { key: "a" } })
-      yield* armed(5 * 60_000)
-      yield* TestClock.adjust("4 minutes")
+      // At 5 minutes the watcher finds the last call 1 minute old: it waits the 4 minutes left, no more.
+      yield* TestClock.adjust("1 minute")
+      yield* armed(4 * 60_000)
+      expect(yield* pidOf(probe().packageId)).toBe(pid)
+      yield* TestClock.adjust("3 minutes")
       expect(yield* pidOf(probe().packageId)).toBe(pid)
       yield* TestClock.adjust("1 minute")
+      yield* gone(pid)
+      expect(yield* runtime.running).toEqual([])
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("a call in flight at the idle time keeps its service; the idle time counts from its end", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ServiceRuntime
+      yield* runtime.call(probe(), { tool: "read_value", input: { key: "a" } })
+      const pid = (yield* pidOf(probe().packageId))!
+      yield* armed(5 * 60_000)
+      // Its own timeout beyond the test's clock moves, so the call ends only when interrupted.
+      const fiber = yield* slowCallStarted({ timeout: "1 hour" })
+      yield* TestClock.adjust("5 minutes")
+      // Busy at 5 minutes: the watcher looks again a whole idle time later.
+      yield* armed(5 * 60_000)
+      expect(yield* pidOf(probe().packageId)).toBe(pid)
+      expect((yield* runtime.running)[0]?.calls).toBe(1)
+      yield* TestClock.adjust("2 minutes")
+      yield* Fiber.interrupt(fiber)
+      // The call ended at 7 minutes: at 10 the service has been idle 3, so it stays until 12.
+      yield* TestClock.adjust("3 minutes")
+      yield* armed(2 * 60_000)
+      expect(yield* pidOf(probe().packageId)).toBe(pid)
+      yield* TestClock.adjust("2 minutes")
       yield* gone(pid)
       expect(yield* runtime.running).toEqual([])
     }).pipe(Effect.provide(layer())))

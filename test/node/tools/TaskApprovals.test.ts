@@ -30,6 +30,7 @@ const silentRuntime = Layer.succeed(
   ServiceRuntime.of({
     tools: () => Effect.dieMessage("a service was started"),
     call: () => Effect.dieMessage("a call was sent"),
+    reach: () => Effect.dieMessage("a service was reached"),
     stop: () => Effect.succeed(false),
     stopAll: Effect.succeed(0),
     running: Effect.succeed([])
@@ -135,5 +136,20 @@ describe("task approvals", () => {
       const other = yield* tools.call(context, "probe-service__write_value", { key: "k", value: "other" })
       expect(other.details.outcome).toBe("approval-required")
       expect(Option.getOrThrow(yield* (yield* TaskApprovals).get(approval.approvalId)).status).toBe("granted")
+    }).pipe(Effect.provide(layer())))
+
+  it.effect("a change of the execution preferences applies to the very next call (set, then undone)", () =>
+    Effect.gen(function*() {
+      yield* installProbe
+      const tools = yield* PackageTools
+      const preferences = yield* PreferenceStore
+      const step = Effect.map(tools.call(context, "probe-service__write_value", { key: "k", value: "v" }), (o) => o.details.outcome)
+      expect(yield* step).toBe("approval-required")
+      yield* preferences.set("execution.denyRules", [{ package: "@clark-tests/probe-service", tool: "write_value" }])
+      expect(yield* step).toBe("denied")
+      yield* preferences.undo("execution.denyRules")
+      expect(yield* step).toBe("approval-required")
+      yield* preferences.set("execution.denyRules", [{ package: "@clark-tests/probe-service" }])
+      expect(yield* step).toBe("denied")
     }).pipe(Effect.provide(layer())))
 })
