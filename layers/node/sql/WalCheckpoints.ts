@@ -5,18 +5,18 @@
  * connection. better-sqlite3 is synchronous, so that is the event loop: the checkpoint copies the WAL back into the
  * database and fsyncs it (10-50 ms on this host), and every request of the node waits. A widget press writes about
  * 18 WAL pages over its commits, so one press in about 55 paid a whole checkpoint: the press's p99 was that pause
- * (docs/decisions.md, "Widget presses: the checkpoint off the event loop").
+ * (docs/decisions.md, "Widget presses: one read, and the WAL checkpoint off the event loop").
  *
- * Here a worker thread holds its own connection to the same file and runs a PASSIVE checkpoint when asked (on the
- * node's Clock, every `interval`, once the WAL has grown past `startAtBytes`: a node that writes little starts no
- * thread); a PASSIVE checkpoint takes no lock a writer needs, so commits on the main
- * connection go on while it copies and fsyncs. The main connection's automatic checkpoint is turned off only once
+ * Here a worker thread holds its own connection to the same file and runs a PASSIVE checkpoint when asked (every
+ * `interval` of real time, once the WAL has grown past `startAtBytes`: a node that writes little starts no thread);
+ * a PASSIVE checkpoint takes no lock a writer needs, so commits on the main connection go on while it copies and
+ * fsyncs. The main connection's automatic checkpoint is turned off only once
  * the worker has answered its first checkpoint, and turned back on if the worker fails or exits, so the WAL never
  * grows without bound. Durability is unchanged: a commit is as durable as before (WAL, `synchronous = NORMAL`);
  * only the moment its pages are copied into the database file moves.
  */
 import { SqlClient } from "@effect/sql"
-import { Deferred, Duration, Effect, Layer, Option, Ref, Runtime, Schedule, Scope, SynchronizedRef } from "effect"
+import { Clock, Deferred, Duration, Effect, Layer, Option, Ref, Runtime, Schedule, Scope, SynchronizedRef } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
@@ -157,8 +157,8 @@ export const make = (options: Options) =>
   })
 
 /**
- * The node database's checkpoints on a worker, looked at every `interval` on the node's Clock for as long as the
- * layer lives. A checkpoint that fails leaves the main connection checkpointing by itself and is tried again later.
+ * The node database's checkpoints on a worker, looked at every `interval` of real time for as long as the layer
+ * lives. A checkpoint that fails leaves the main connection checkpointing by itself and is tried again later.
  */
 export const layer = (options: Options): Layer.Layer<never, never, SqlClient.SqlClient> =>
   Layer.scopedDiscard(Effect.gen(function*() {
@@ -166,6 +166,9 @@ export const layer = (options: Options): Layer.Layer<never, never, SqlClient.Sql
     yield* tick.pipe(
       Effect.catchAll((why) => Effect.as(Effect.logWarning(`WAL checkpoint on the worker failed: ${why}`), Option.none())),
       Effect.repeat(Schedule.spaced(options.interval ?? defaultInterval)),
+      // Real time, not the node's Clock: the cadence is the disk's business, and a test's TestClock moved by a day
+      // would otherwise run 345,600 ticks.
+      Effect.withClock(Clock.make()),
       Effect.forkScoped
     )
   }))
