@@ -73,21 +73,21 @@ const startWorker = (options: Options, sql: SqlClient.SqlClient) =>
     const driver = createRequire(import.meta.url).resolve("better-sqlite3")
     const waiting: Array<Deferred.Deferred<Checkpoint, string>> = []
     let closing = false
+    let exited = false
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => new Worker(program, { eval: true, workerData: { driver, filename: options.filename } })),
       (worker) =>
         Effect.async<void>((resume) => {
           closing = true
-          worker.once("exit", () => resume(Effect.void))
+          if (exited) return resume(Effect.void)
+          // A plain timer, not the Clock: a test's TestClock would never end the wait.
+          const timer = setTimeout(() => void worker.terminate(), 5_000)
+          worker.once("exit", () => {
+            clearTimeout(timer)
+            resume(Effect.void)
+          })
           worker.postMessage("close")
-        }).pipe(
-          Effect.timeoutTo({
-            duration: Duration.seconds(5),
-            onTimeout: () => Effect.promise(() => worker.terminate()),
-            onSuccess: Effect.succeed
-          }),
-          Effect.asVoid
-        )
+        })
     )
     const off = yield* Ref.make(false)
     /** The main connection checkpoints by itself again: the worker is gone or failing. */
@@ -109,9 +109,12 @@ const startWorker = (options: Options, sql: SqlClient.SqlClient) =>
     }
     worker.on("message", (reply: Reply) => settle(reply))
     worker.on("error", (error) => failed(`the checkpoint worker failed: ${error.message}`))
-    worker.on("exit", () => failed("the checkpoint worker exited"))
+    worker.on("exit", () => {
+      exited = true
+      failed("the checkpoint worker exited")
+    })
     const checkpoint: Effect.Effect<Checkpoint, string> = Effect.flatMap(Deferred.make<Checkpoint, string>(), (reply) => {
-      if (closing) return Effect.fail("the checkpoint worker is closing")
+      if (closing || exited) return Effect.fail("the checkpoint worker is closing or gone")
       waiting.push(reply)
       worker.postMessage("checkpoint")
       return Deferred.await(reply)
