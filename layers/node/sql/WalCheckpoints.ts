@@ -3,17 +3,17 @@
  *
  * SQLite's automatic checkpoint runs inside the commit that takes the WAL past 1,000 pages, on the committing
  * connection. better-sqlite3 is synchronous, so that is the event loop: the checkpoint copies the WAL back into the
- * database and fsyncs it (10-50 ms on this host), and every request of the node waits. A widget press writes about
- * 18 WAL pages over its commits, so one press in about 55 paid a whole checkpoint: the press's p99 was that pause
- * (docs/decisions.md, "Widget presses: one read, and the WAL checkpoint off the event loop").
+ * database and fsyncs it (10-50 ms on this host when loaded), and every request of the node waits. A widget press
+ * writes about 18 WAL pages over its commits, so one press in about 55 paid a whole checkpoint: on a busy disk, the
+ * press's p99 was that pause (docs/decisions.md, "Widget presses: one read, and the WAL checkpoint off the event loop").
  *
  * Here a worker thread holds its own connection to the same file and runs a PASSIVE checkpoint when asked (every
  * `interval` of real time, once the WAL has grown past `startAtBytes`: a node that writes little starts no thread);
  * a PASSIVE checkpoint takes no lock a writer needs, so commits on the main connection go on while it copies and
- * fsyncs. The main connection's automatic checkpoint is turned off only once
- * the worker has answered its first checkpoint, and turned back on if the worker fails or exits, so the WAL never
- * grows without bound. Durability is unchanged: a commit is as durable as before (WAL, `synchronous = NORMAL`);
- * only the moment its pages are copied into the database file moves.
+ * fsyncs. The main connection's automatic checkpoint is turned off only once the worker has answered its first
+ * checkpoint, and turned back on if the worker fails or exits, so the WAL never grows without bound. Durability is
+ * unchanged: a commit is as durable as before (WAL, `synchronous = NORMAL`); only the moment its pages are copied
+ * into the database file moves.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Deferred, Duration, Effect, Layer, Option, Ref, Runtime, Schedule, Scope, SynchronizedRef } from "effect"
