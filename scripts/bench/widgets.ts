@@ -26,8 +26,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
+import { createRequire } from "node:module"
 import { pathToFileURL } from "node:url"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
@@ -50,6 +52,41 @@ interface Figures {
   readonly max: number
 }
 
+/**
+ * Statements the SQLite driver runs, counted while `counting` is set: better-sqlite3's Statement methods wrapped
+ * once (both nodes load the same driver), so a press's statements can be counted on each node in turn.
+ */
+const Database = createRequire(import.meta.url)("better-sqlite3") as new(file: string) => {
+  prepare(sql: string): object
+  close(): void
+}
+let counting = false
+let statements = 0
+const countStatements = () => {
+  const probe = new Database(":memory:")
+  const proto = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, (...args: Array<unknown>) => unknown>
+  probe.close()
+  for (const method of ["run", "all", "get", "iterate"]) {
+    const original = proto[method]!
+    proto[method] = function(this: unknown, ...args: Array<unknown>) {
+      if (counting) statements++
+      return original.apply(this, args)
+    }
+  }
+}
+
+/** Statements per press over `presses` presses of `press`. */
+const statementsPer = <E, R>(press: Effect.Effect<unknown, E, R>, presses: number) =>
+  Effect.gen(function*() {
+    statements = 0
+    counting = true
+    for (let i = 0; i < presses; i++) yield* press
+    counting = false
+    return statements / presses
+  })
+
+const counted = 50
+
 const figures = (samples: ReadonlyArray<number>): Figures => {
   const sorted = [...samples].sort((a, b) => a - b)
   return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted[sorted.length - 1] ?? Number.NaN }
@@ -67,15 +104,39 @@ const headers = (token: string) => ({
   "content-type": "application/json"
 })
 
-const json = (baseUrl: string, token: string, method: string, route: string, body?: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${baseUrl}${route}`, {
+/**
+ * The client: node:http over one kept-alive connection per node. `fetch` (undici) cost the benchmark's own process
+ * about 0.7 ms more CPU per request than this on the loaded host (a GET /node: 1.5 against 0.8 ms), time that is the
+ * client's, not the node's; both nodes are driven through the same client.
+ */
+const json = (baseUrl: string, token: string, method: string, route: string, body?: unknown) => {
+  const url = new URL(baseUrl)
+  const agent = agents.get(baseUrl) ?? agents.set(baseUrl, new http.Agent({ keepAlive: true, maxSockets: 1 })).get(baseUrl)!
+  return Effect.async<{ readonly status: number; readonly body: any }, Error>((resume) => {
+    const data = body === undefined ? undefined : JSON.stringify(body)
+    const request = http.request({
+      host: url.hostname,
+      port: url.port,
       method,
-      headers: headers(token),
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      path: route,
+      agent,
+      headers: { ...headers(token), ...(data === undefined ? {} : { "content-length": Buffer.byteLength(data) }) }
+    }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("error", (error) => resume(Effect.fail(error)))
+      response.on("end", () =>
+        resume(Effect.try({
+          try: () => ({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }),
+          catch: (error) => error as Error
+        })))
     })
-    return { status: response.status, body: (await response.json()) as any }
-  })
+    request.on("error", (error) => resume(Effect.fail(error)))
+    request.end(data)
+  }).pipe(Effect.orDie)
+}
+
+const agents = new Map<string, http.Agent>()
 
 /** What builds a node: the current checkout's modules, or the baseline's, loaded from its worktree (tsx). */
 interface NodeModules {
@@ -168,12 +229,14 @@ interface Results {
   readonly press: Figures
   readonly baselinePress: Figures | undefined
   readonly instances: number
+  readonly statements: number
+  readonly baselineStatements: number | undefined
 }
 
 const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(function*() {
   const folder = widgetProbe({ readPerMinute: 600 })
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
-  const count = Math.ceil((n + warmup) / perInstance)
+  const count = Math.ceil((n + warmup + counted) / perInstance)
   const current = yield* startNode(currentModules, folder, count)
   const before = baseline === undefined ? undefined : yield* startNode(baseline, folder, count)
 
@@ -196,6 +259,9 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
     timed(current.press(input)),
     ...(before === undefined ? [] : [timed(before.press(input))])
   ]
+  countStatements()
+  const perPress = yield* statementsPer(current.press(input), counted)
+  const baselinePerPress = before === undefined ? undefined : yield* statementsPer(before.press(input), counted)
   log(`${n} rounds of ${variants.length} variants, after ${warmup} unmeasured`)
   const samples = variants.map(() => [] as Array<number>)
   for (let round = 0; round < warmup + n; round++) {
@@ -211,7 +277,9 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
     toolPath: toolPath!,
     press: pressFigures!,
     baselinePress,
-    instances: current.instances
+    instances: current.instances,
+    statements: perPress,
+    baselineStatements: baselinePerPress
   } satisfies Results
 }))
 
@@ -239,7 +307,7 @@ const main = async () => {
       row("a `done` press of the read binding over HTTP", results.press),
       ...(results.baselinePress === undefined ? [] : [row(`the same press on the baseline ${baseline!.commit}`, results.baselinePress)]),
       "",
-      `The press adds ${added(results.press)} to the tool call (target: at most 3 ms p99)${results.baselinePress === undefined ? "" : `; on the baseline ${added(results.baselinePress)}`}: the HTTP round trip, the checks of the instance, the claim of the invocation id (its own commit, before the call), then the timeline row, the revision, the stored answer and the audit row in one transaction. Presses turned over ${results.instances} placed instances per node (600 presses a minute per binding at most). BENCH_BASELINE_REF=<commit> adds the press of that commit's node, measured beside this one.`,
+      `The press adds ${added(results.press)} to the tool call (target: at most 3 ms p99)${results.baselinePress === undefined ? "" : `; on the baseline ${added(results.baselinePress)}`}: the HTTP round trip, the checks of the instance, the claim of the invocation id (its own commit, before the call), then the timeline row, the revision, the stored answer and the audit row in one transaction. SQL statements per press (counted at the driver over ${counted} presses, the tool path's audit row included): ${results.statements.toFixed(1)}${results.baselineStatements === undefined ? "" : ` (baseline ${results.baselineStatements.toFixed(1)})`}. Presses turned over ${results.instances} placed instances per node (600 presses a minute per binding at most); the client is node:http over one kept-alive connection per node. BENCH_BASELINE_REF=<commit> adds the press of that commit's node, measured beside this one.`,
       ""
     ].join("\n")
     console.log(`\n${section}`)

@@ -8,6 +8,7 @@
 import canonicalize from "canonicalize"
 import { Context, type Effect, type Option } from "effect"
 import { createHash } from "node:crypto"
+import type { PressRecord } from "./WidgetPressLog.js"
 
 /** Host-held players: widgets the node itself provides, whose only binding writes their view state. */
 export const hostPlayers = ["canvas.video@1", "canvas.audio@1"] as const
@@ -72,6 +73,15 @@ export type ViewStateWrite =
 export class WidgetInstances extends Context.Tag("clark/node/WidgetInstances")<WidgetInstances, {
   /** The instance, only when it is in this conversation. */
   readonly get: (conversationId: string, instanceId: string) => Effect.Effect<Option.Option<WidgetInstance>>
+  /**
+   * What a press reads first, in one statement: the instance (only in this conversation) and the record of an
+   * earlier press with this invocation id, if any (rule 6).
+   */
+  readonly forPress: (
+    conversationId: string,
+    instanceId: string,
+    invocationId: string
+  ) => Effect.Effect<Option.Option<{ readonly instance: WidgetInstance; readonly earlier: Option.Option<PressRecord> }>>
   /** Stores a new instance at revision 1, its bindings' digests computed from the package content. */
   readonly place: (instance: NewInstance) => Effect.Effect<WidgetInstance>
   /** The conversation's instances, oldest first. */

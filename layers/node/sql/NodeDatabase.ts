@@ -18,6 +18,7 @@ import deletionPermits from "./migrations/0011_deletion_permits.js"
 import jobs from "./migrations/0012_jobs.js"
 import artifactStarters from "./migrations/0014_artifact_starters.js"
 import offeredActions from "./migrations/0015_offered_actions.js"
+import * as WalCheckpoints from "./WalCheckpoints.js"
 
 // 0013 is not used: offered actions were written as 0013 and landed after 0014, and the migrator runs only ids
 // above the highest one a database has run.
@@ -39,7 +40,8 @@ const loader = Migrator.fromRecord({
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
-  Layer.effectDiscard(
+  Layer.merge(
+    Layer.effectDiscard(
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       // NORMAL is durable in WAL mode except for the last commits before a power loss.
@@ -47,6 +49,9 @@ export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
       yield* sql`PRAGMA foreign_keys = ON`
       yield* Migrator.make({})({ loader, table: "clark_migrations" })
     }).pipe(Effect.orDie)
+    ),
+    // Checkpoints on a worker thread, not inside a commit on the event loop (WalCheckpoints.ts).
+    WalCheckpoints.layer({ filename: path.join(dataDir, "node.db") })
   ).pipe(
     Layer.provideMerge(
       Layer.unwrapEffect(Effect.sync(() => {

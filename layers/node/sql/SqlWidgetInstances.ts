@@ -1,6 +1,10 @@
-/** WidgetInstances on the node's SQLite database; rows decoded with Schemas. */
+/**
+ * WidgetInstances on the node's SQLite database; rows decoded with Schemas. Everything of an instance but its
+ * revision and view state is written once, at placement: a row whose stored text is the same as the last one decoded
+ * is not decoded again (its JSON columns parsed and its bindings walked on every press were most of a press's read).
+ */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option, Schema } from "effect"
+import { Clock, DateTime, Effect, Layer, Option, type ParseResult, Schema } from "effect"
 import { makeId } from "../../../services/common/Ids.js"
 import {
   type ViewState,
@@ -9,6 +13,7 @@ import {
   WidgetInstances,
   withDigests
 } from "../../../services/node/WidgetInstances.js"
+import { PressRow, toRecord } from "./SqlWidgetPressLog.js"
 
 const Binding = Schema.Union(
   Schema.Struct({ id: Schema.String, kind: Schema.Literal("tool"), tool: Schema.String, perMinute: Schema.Int, digest: Schema.String }),
@@ -44,7 +49,7 @@ const StateRow = Schema.Struct({
   stateRevision: Schema.Int
 })
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const decodeRow = Schema.decodeUnknown(Row)
 const decodeStates = Schema.decodeUnknown(Schema.Array(StateRow))
 const toInstance = ({ id, ...row }: typeof Row.Type): WidgetInstance => ({
   instanceId: id,
@@ -62,18 +67,64 @@ const toViewState = (row: typeof StateRow.Type): Option.Option<ViewState> =>
       state: row.viewState
     })
 
+/** Instances decoded lately, by id, with the stored text they were decoded from; at most this many are kept. */
+const decodedKept = 1024
+
+/** The stored text of everything but the revision: equal text, equal instance. */
+const storedText = (raw: Record<string, unknown>) =>
+  [raw.conversationId, raw.packageId, raw.version, raw.contentDigest, raw.widgetId, raw.props, raw.bindings,
+    raw.offeredActions, raw.taskId, raw.placedAt].join("\u0000")
+
+const decodePress = Schema.decodeUnknown(PressRow)
+
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-    query.pipe(Effect.flatMap(decodeRows), Effect.map((list) => list.map(toInstance)), Effect.orDie)
+  const decoded = new Map<string, { readonly text: string; readonly instance: WidgetInstance }>()
+
+  /** One row as an instance: decoded with the Row schema unless its stored text is the one decoded last time. */
+  const instanceOf = (raw: Record<string, unknown>): Effect.Effect<WidgetInstance, ParseResult.ParseError> => {
+    const text = storedText(raw)
+    const held = typeof raw.id === "string" ? decoded.get(raw.id) : undefined
+    if (held !== undefined && held.text === text && Number.isSafeInteger(raw.revision)) {
+      return Effect.succeed({ ...held.instance, revision: raw.revision as number })
+    }
+    return Effect.map(decodeRow(raw), (row) => {
+      const instance = toInstance(row)
+      decoded.delete(instance.instanceId)
+      if (decoded.size >= decodedKept) decoded.delete(decoded.keys().next().value!)
+      decoded.set(instance.instanceId, { text, instance })
+      return instance
+    })
+  }
+
+  const rows = <E, R>(query: Effect.Effect<ReadonlyArray<Record<string, unknown>>, E, R>) =>
+    query.pipe(Effect.flatMap((list) => Effect.forEach(list, instanceOf)), Effect.orDie)
+
+  const columns = sql`i.id, i.conversation_id, i.package_id, i.version, i.content_digest, i.widget_id, i.props,
+    i.revision, i.bindings, i.offered_actions, i.task_id, i.placed_at`
 
   const get = (conversationId: string, instanceId: string) =>
     Effect.map(
-      rows(sql`SELECT id, conversation_id, package_id, version, content_digest, widget_id, props, revision, bindings,
-        offered_actions, task_id, placed_at FROM widget_instances WHERE id = ${instanceId}
-        AND conversation_id = ${conversationId}`),
+      rows(sql`SELECT ${columns} FROM widget_instances i WHERE i.id = ${instanceId}
+        AND i.conversation_id = ${conversationId}`),
       (list) => Option.fromNullable(list[0])
     )
+
+  /** The instance and the earlier press of this invocation id, if any, in one statement (a LEFT JOIN). */
+  const forPress: WidgetInstances["Type"]["forPress"] = (conversationId, instanceId, invocationId) =>
+    Effect.gen(function*() {
+      const [raw] = yield* sql<Record<string, unknown>>`SELECT ${columns}, p.status AS press_status,
+        p.answer AS press_answer FROM widget_instances i LEFT JOIN widget_presses p
+        ON p.instance_id = i.id AND p.invocation_id = ${invocationId}
+        WHERE i.id = ${instanceId} AND i.conversation_id = ${conversationId}`
+      if (raw === undefined) return Option.none()
+      const { pressAnswer, pressStatus, ...row } = raw
+      const instance = yield* instanceOf(row)
+      const earlier = pressStatus === null || pressStatus === undefined
+        ? Option.none()
+        : Option.some(toRecord(yield* decodePress({ status: pressStatus, answer: pressAnswer })))
+      return Option.some({ instance, earlier })
+    }).pipe(Effect.orDie)
 
   const viewState = (conversationId: string, instanceId: string) =>
     sql`SELECT view_sequence, view_invocation, view_state, state_revision FROM widget_instances
@@ -85,6 +136,7 @@ export const make = Effect.gen(function*() {
 
   return WidgetInstances.of({
     get,
+    forPress,
     place: (input) =>
       Effect.gen(function*() {
         const instance: WidgetInstance = {
@@ -107,9 +159,8 @@ export const make = Effect.gen(function*() {
         return instance
       }).pipe(Effect.orDie),
     list: (conversationId) =>
-      rows(sql`SELECT id, conversation_id, package_id, version, content_digest, widget_id, props, revision, bindings,
-        offered_actions, task_id, placed_at FROM widget_instances WHERE conversation_id = ${conversationId}
-        ORDER BY placed_at, id`),
+      rows(sql`SELECT ${columns} FROM widget_instances i WHERE i.conversation_id = ${conversationId}
+        ORDER BY i.placed_at, i.id`),
     advance: (conversationId, instanceId) =>
       sql`UPDATE widget_instances SET revision = revision + 1 WHERE id = ${instanceId}
         AND conversation_id = ${conversationId} RETURNING revision`.pipe(

@@ -9,7 +9,8 @@ const Answer = Schema.Union(
 )
 const AnswerJson = Schema.parseJson(Answer)
 
-const PressRow = Schema.Struct({
+/** A press row's status and stored answer, as read (also by the instance store's read for a press). */
+export const PressRow = Schema.Struct({
   status: Schema.Literal("running", "interrupted", "answered"),
   answer: Schema.NullOr(AnswerJson)
 })
@@ -22,7 +23,7 @@ const SemanticRow = Schema.Struct({
   publishedAt: Schema.String
 })
 
-const toRecord = (row: typeof PressRow.Type): PressRecord =>
+export const toRecord = (row: typeof PressRow.Type): PressRecord =>
   row.status === "answered" && row.answer !== null ? { status: "answered", answer: row.answer } :
   row.status === "answered" ? { status: "interrupted" } :
   { status: row.status }
@@ -54,10 +55,11 @@ export const make = Effect.gen(function*() {
         return inserted.length === 1 ? Option.none() : yield* get(press.instanceId, press.invocationId)
       }).pipe(Effect.orDie),
     get,
+    // The answer is a typed value built by the press (or a refusal's encoded fields): written as JSON without
+    // walking the Answer schema again; it is decoded with that schema when read.
     answer: (instanceId, invocationId, answer) =>
-      Effect.flatMap(Schema.encode(AnswerJson)(answer), (json) =>
-        sql`UPDATE widget_presses SET status = 'answered', answer = ${json}
-          WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId} AND status = 'running'`).pipe(
+      sql`UPDATE widget_presses SET status = 'answered', answer = ${JSON.stringify(answer)}
+        WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId} AND status = 'running'`.pipe(
         Effect.asVoid,
         Effect.orDie
       ),

@@ -341,9 +341,10 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const problem = shapeProblem(press)
       if (problem !== undefined) return yield* new PressSchemaInvalid({ reason: problem })
-      const found = yield* instances.get(conversationId, instanceId)
+      // The instance and an earlier press of this invocation id in one read; the earlier press matters only below.
+      const found = yield* instances.forPress(conversationId, instanceId, press.invocationId)
       if (Option.isNone(found)) return yield* new InstanceUnknown({ instanceId })
-      const instance = found.value
+      const { earlier, instance } = found.value
       const binding = instance.bindings.find((b) => b.id === press.actionBindingId)
       if (binding === undefined) {
         return yield* new PressUnsupported({ actionBindingId: press.actionBindingId, reason: "unknown-binding" })
@@ -358,7 +359,6 @@ export const make = Effect.gen(function*() {
         return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "player-needs-variant" })
       }
       // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
-      const earlier = yield* log.get(instance.instanceId, press.invocationId)
       const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
       if (Option.isSome(earlier) && !running) return yield* replay(earlier.value, press.invocationId)
       const pkg = yield* installed(instance)

@@ -7,10 +7,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as NodeDatabase from "../../../layers/node/sql/NodeDatabase.js"
 import * as SqlWidgetInstances from "../../../layers/node/sql/SqlWidgetInstances.js"
+import * as SqlWidgetPressLog from "../../../layers/node/sql/SqlWidgetPressLog.js"
 import { bindingDigest, type NewInstance, WidgetInstances } from "../../../services/node/WidgetInstances.js"
+import { WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
 import * as NodeServer from "../../support/NodeServer.js"
 
 const store = (dataDir: string) => SqlWidgetInstances.layer.pipe(Layer.provide(NodeDatabase.layer(dataDir)))
+const withLog = (dataDir: string) =>
+  Layer.merge(SqlWidgetInstances.layer, SqlWidgetPressLog.layer).pipe(Layer.provide(NodeDatabase.layer(dataDir)))
 
 const tide: NewInstance = {
   conversationId: "c_one",
@@ -94,4 +98,27 @@ describe("widget instances", () => {
         store(dataDir)
       )
     }))
+
+  it.scoped("a press's read: the instance as it is now and the earlier press of the invocation id, in its conversation only", () =>
+    Effect.gen(function*() {
+      const instances = yield* WidgetInstances
+      const log = yield* WidgetPressLog
+      const placed = yield* instances.place(tide)
+      const first = Option.getOrThrow(yield* instances.forPress("c_one", placed.instanceId, "inv-1"))
+      expect(first).toEqual({ instance: placed, earlier: Option.none() })
+      expect(yield* instances.forPress("c_two", placed.instanceId, "inv-1")).toEqual(Option.none())
+      expect(yield* instances.forPress("c_one", "wgt_missing", "inv-1")).toEqual(Option.none())
+      yield* log.claim({ conversationId: "c_one", instanceId: placed.instanceId, invocationId: "inv-1", actionBindingId: "refresh" })
+      // The revision is read anew each time (the rest of the row was decoded once, at the first read).
+      expect(yield* instances.advance("c_one", placed.instanceId)).toBe(2)
+      const running = Option.getOrThrow(yield* instances.forPress("c_one", placed.instanceId, "inv-1"))
+      expect(running.instance).toEqual({ ...placed, revision: 2 })
+      expect(running.earlier).toEqual(Option.some({ status: "running" }))
+      const body = { outcome: "done", invocationId: "inv-1", instanceId: placed.instanceId, revision: 2 }
+      yield* log.answer(placed.instanceId, "inv-1", { _tag: "Success", status: 200, body })
+      const answered = Option.getOrThrow(yield* instances.forPress("c_one", placed.instanceId, "inv-1"))
+      expect(answered.earlier).toEqual(Option.some({ status: "answered", answer: { _tag: "Success", status: 200, body } }))
+      expect(yield* log.get(placed.instanceId, "inv-1")).toEqual(answered.earlier)
+      expect(Option.getOrThrow(yield* instances.forPress("c_one", placed.instanceId, "inv-2")).earlier).toEqual(Option.none())
+    }).pipe(Effect.provide(withLog(NodeServer.makeDataDir()))))
 })
