@@ -1,12 +1,28 @@
+import * as fs from "node:fs"
 import { availableParallelism } from "node:os"
+import * as path from "node:path"
 import { defineConfig } from "vitest/config"
+
+/** Every test file, relative to the repository. */
+const testFiles = (dir: string): Array<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name)
+    return entry.isDirectory() ? testFiles(file) : entry.name.endsWith(".test.ts") ? [file] : []
+  })
+
+/**
+ * Files with a `layer(...)` block of @effect/vitest: the TestClock of such a block outlives its file (a later file's
+ * `it.effect` in the same module graph was handed that very clock, already moved on), so these run in a module
+ * graph of their own (docs/decisions.md, "Test run time").
+ */
+const sharedLayerFiles = testFiles("test").filter((file) =>
+  /import\s*\{[^}]*\blayer\b[^}]*\}\s*from\s*"@effect\/vitest"/.test(fs.readFileSync(file, "utf8"))
+)
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // The CLI tests run the compiled `clark`: built here when a source is newer than the build.
     globalSetup: ["./test/support/BuildCli.ts"],
-    setupFiles: ["./test/support/FreshDispatcher.ts"],
     reporters: ["default", "./test/support/SummaryReporter.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
@@ -16,10 +32,20 @@ export default defineConfig({
     // own per suite, ports the OS picks), so two run side by side: test/marketplace/http with the help pages took
     // 198 s with one, 138 s with two, 154 s with three (docs/decisions.md, "Test run time").
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // One module graph per worker rather than per file: loading effect, the platform and our modules again for
-    // each of 150 files was more than half of the run (docs/decisions.md, "Test run time"). Files keep no state
-    // in modules; the one process-wide thing they shared, fetch's keep-alive pool, is renewed per file.
-    isolate: false,
-    sequence: { concurrent: false }
+    sequence: { concurrent: false },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "shared",
+          include: ["test/**/*.test.ts"],
+          exclude: sharedLayerFiles,
+          // One module graph per worker rather than per file: loading effect, the platform and our modules again
+          // for each of 150 files was more than half of the run (docs/decisions.md, "Test run time").
+          isolate: false
+        }
+      },
+      { extends: true, test: { name: "own-graph", include: sharedLayerFiles, isolate: true } }
+    ]
   }
 })
