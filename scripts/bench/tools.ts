@@ -39,15 +39,11 @@ import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import { NodeApi } from "../../schema/node/Api.js"
 import { Ledger, type NewEffect } from "../../services/node/Ledger.js"
 import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
-import { serveApi } from "../../src/http/ServeApi.js"
-import { createServer } from "../../src/node/http/ClientError.js"
-import { ApiLive, ServicesLive } from "../../src/node/Server.js"
 import { PackageRecords } from "../../services/node/PackageRecords.js"
 import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { PreferenceStore } from "../../services/node/PreferenceStore.js"
@@ -57,6 +53,7 @@ import { probeCopy, probeId } from "../../test/node/tools/Fixtures.js"
 import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
 import { benchLedger } from "./ledger.js"
 import { checkoutBaseline, removeBaseline } from "./node/builds.js"
+import { currentModules, loadModules, type NodeModules } from "./node/modules.js"
 import { type Figures, report, type Results } from "./tools/report.js"
 
 const full = process.env.BENCH_FULL === "1"
@@ -215,28 +212,6 @@ const newConversation = (baseUrl: string, token: string) =>
   })
 
 
-/** What a node is built from: this checkout's modules, or a baseline commit's loaded from its worktree. */
-interface NodeModules {
-  readonly ServicesLive: typeof ServicesLive
-  readonly ApiLive: typeof ApiLive
-  readonly serveApi: typeof serveApi
-  readonly createServer: typeof createServer
-  readonly Scripted: typeof Scripted
-}
-
-const ownModules: NodeModules = { ServicesLive, ApiLive, serveApi, createServer, Scripted }
-
-const loadModules = async (dir: string): Promise<NodeModules> => {
-  const load = (file: string) => import(pathToFileURL(path.join(dir, file)).href)
-  const [server, serve, clientError, scripted] = await Promise.all([
-    load("src/node/Server.ts"),
-    load("src/http/ServeApi.ts"),
-    load("src/node/http/ClientError.ts"),
-    load("layers/node/model/Scripted.ts")
-  ])
-  return { ServicesLive: server.ServicesLive, ApiLive: server.ApiLive, serveApi: serve.serveApi, createServer: clientError.createServer, Scripted: scripted }
-}
-
 /** A node built from `modules` on a fresh data dir, serving on a loopback port, the probe installed. */
 const startNode = (modules: NodeModules, folder: string) =>
   Effect.gen(function*() {
@@ -271,7 +246,7 @@ const startNode = (modules: NodeModules, folder: string) =>
 const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(function*() {
   const folder = probeCopy()
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
-  const { context, baseUrl, token, conversationId } = yield* startNode(ownModules, folder)
+  const { context, baseUrl, token, conversationId } = yield* startNode(currentModules, folder)
   const callContext: CallContext = { taskId: "task_bench", conversationId, origin: "person", channel: "text" }
   const before = baseline === undefined ? undefined : yield* startNode(baseline, folder)
 

@@ -30,15 +30,11 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createRequire } from "node:module"
-import { pathToFileURL } from "node:url"
-import * as Scripted from "../../layers/node/model/Scripted.js"
 import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
-import { serveApi } from "../../src/http/ServeApi.js"
-import { createServer } from "../../src/node/http/ClientError.js"
-import { ApiLive, ServicesLive } from "../../src/node/Server.js"
 import { pressOf, script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
 import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
 import { checkoutBaseline, removeBaseline } from "./node/builds.js"
+import { currentModules, loadModules, type NodeModules } from "./node/modules.js"
 
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
@@ -137,35 +133,6 @@ const json = (baseUrl: string, token: string, method: string, route: string, bod
 }
 
 const agents = new Map<string, http.Agent>()
-
-/** What builds a node: the current checkout's modules, or the baseline's, loaded from its worktree (tsx). */
-interface NodeModules {
-  readonly ServicesLive: typeof ServicesLive
-  readonly ApiLive: typeof ApiLive
-  readonly serveApi: typeof serveApi
-  readonly createServer: typeof createServer
-  readonly Scripted: typeof Scripted
-}
-
-const currentModules: NodeModules = { ServicesLive, ApiLive, serveApi, createServer, Scripted }
-
-/** The same modules of another checkout: their own module graph in this process, on the same node_modules. */
-const loadModules = async (dir: string): Promise<NodeModules> => {
-  const load = (file: string) => import(pathToFileURL(path.join(dir, file)).href)
-  const [server, serve, clientError, scripted] = await Promise.all([
-    load("src/node/Server.ts"),
-    load("src/http/ServeApi.ts"),
-    load("src/node/http/ClientError.ts"),
-    load("layers/node/model/Scripted.ts")
-  ])
-  return {
-    ServicesLive: server.ServicesLive,
-    ApiLive: server.ApiLive,
-    serveApi: serve.serveApi,
-    createServer: clientError.createServer,
-    Scripted: scripted
-  }
-}
 
 /** A node built from `modules` on a fresh data dir, the probe installed and `count` widgets placed by turns. */
 const startNode = (modules: NodeModules, folder: string, count: number) =>

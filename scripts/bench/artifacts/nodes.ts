@@ -10,58 +10,9 @@ import { Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
-import * as NoModel from "../../../layers/node/model/NoModel.js"
-import * as NodeDatabase from "../../../layers/node/sql/NodeDatabase.js"
-import * as SqlWidgetInstances from "../../../layers/node/sql/SqlWidgetInstances.js"
-import { WidgetInstances } from "../../../services/node/WidgetInstances.js"
-import { serveApi } from "../../../src/http/ServeApi.js"
-import { createServer } from "../../../src/node/http/ClientError.js"
-import { ApiLive } from "../../../src/node/Server.js"
+import type { NodeModules } from "../node/modules.js"
 
-/** What builds and prepares a node: this checkout's modules, or the baseline's. */
-export interface NodeModules {
-  readonly ApiLive: typeof ApiLive
-  readonly serveApi: typeof serveApi
-  readonly createServer: typeof createServer
-  readonly NoModel: typeof NoModel
-  readonly NodeDatabase: typeof NodeDatabase
-  readonly SqlWidgetInstances: typeof SqlWidgetInstances
-  readonly WidgetInstances: typeof WidgetInstances
-}
-
-export const currentModules: NodeModules = {
-  ApiLive,
-  serveApi,
-  createServer,
-  NoModel,
-  NodeDatabase,
-  SqlWidgetInstances,
-  WidgetInstances
-}
-
-/** The same modules of another checkout (`dir`), loaded from its sources through tsx. */
-export const loadModules = async (dir: string): Promise<NodeModules> => {
-  const load = (file: string) => import(pathToFileURL(path.join(dir, file)).href)
-  const [server, serve, clientError, noModel, database, sqlWidgets, widgets] = await Promise.all([
-    load("src/node/Server.ts"),
-    load("src/http/ServeApi.ts"),
-    load("src/node/http/ClientError.ts"),
-    load("layers/node/model/NoModel.ts"),
-    load("layers/node/sql/NodeDatabase.ts"),
-    load("layers/node/sql/SqlWidgetInstances.ts"),
-    load("services/node/WidgetInstances.ts")
-  ])
-  return {
-    ApiLive: server.ApiLive,
-    serveApi: serve.serveApi,
-    createServer: clientError.createServer,
-    NoModel: noModel,
-    NodeDatabase: database,
-    SqlWidgetInstances: sqlWidgets,
-    WidgetInstances: widgets.WidgetInstances
-  }
-}
+export { currentModules, loadModules } from "../node/modules.js"
 
 /** A node ready for chunks: its address, the person's headers and the widget's artifact routes. */
 export interface ServedNode {
