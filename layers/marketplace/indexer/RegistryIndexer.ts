@@ -11,6 +11,7 @@ import * as os from "node:os"
 import { type DownloadOptions, download, fullAccept } from "../../registry/Download.js"
 import { sigstoreVerify } from "../../registry/HttpRegistryPackages.js"
 import type { VerifyBundle } from "../../registry/Provenance.js"
+import { fileTrustRoot, verifier } from "../../registry/Sigstore.js"
 import { readTarball } from "../../registry/TarFiles.js"
 import { defaultLimits, type Limits } from "../../registry/Unpack.js"
 import { IndexedCatalog } from "../../../services/marketplace/IndexedCatalog.js"
@@ -44,7 +45,7 @@ export interface IndexerOptions {
   readonly leaseMillis: number
   readonly retry: RetryPolicy
   readonly limits?: Partial<Limits>
-  /** Sigstore's verification; tests replace it, since a real bundle needs Sigstore's live trust root. */
+  /** Sigstore's verification against its TUF trust root unless given (a trusted-root file: `trustedRootSetting`). */
   readonly verifyBundle?: VerifyBundle
 }
 
@@ -237,8 +238,11 @@ const positiveDuration = (name: string, fallback: string) =>
 /**
  * The indexer's settings (README, "Settings"): `MARKETPLACE_REGISTRY_URL` (no default: without it every job
  * fails saying so), `MARKETPLACE_INDEXER_WORKERS` (default 2), `MARKETPLACE_INDEXER_RECHECK` (default
- * "6 hours", or off).
+ * "6 hours", or off), `MARKETPLACE_SIGSTORE_TRUSTED_ROOT` (default none: Sigstore's own root through TUF).
  */
+/** A Sigstore `trusted_root.json` to verify provenance against instead of Sigstore's own (as the node's setting). */
+export const trustedRootSetting = "MARKETPLACE_SIGSTORE_TRUSTED_ROOT"
+
 export const IndexerConfig: Config.Config<IndexerOptions> = Config.all({
   registryUrl: Config.option(
     Config.string(registrySetting).pipe(
@@ -250,13 +254,19 @@ export const IndexerConfig: Config.Config<IndexerOptions> = Config.all({
       })
     )
   ),
+  // Validated before the default is applied: after it, a refusal no longer names the setting.
   workers: Config.integer("MARKETPLACE_INDEXER_WORKERS").pipe(
-    Config.withDefault(2),
-    Config.validate({ message: "must be 0-32", validation: (n) => n >= 0 && n <= 32 })
+    Config.validate({ message: "must be 0-32", validation: (n) => n >= 0 && n <= 32 }),
+    Config.withDefault(2)
   ),
-  recheckInterval: positiveDuration("MARKETPLACE_INDEXER_RECHECK", "6 hours")
-}).pipe(Config.map((read) => ({
+  recheckInterval: positiveDuration("MARKETPLACE_INDEXER_RECHECK", "6 hours"),
+  trustedRoot: Config.option(
+    Config.string(trustedRootSetting).pipe(Config.validate({ message: "must name a file", validation: (file) => file.length > 0 }))
+  )
+}).pipe(Config.map(({ trustedRoot, ...read }) => ({
   ...read,
+  // The same verification against another root, e.g. a private Sigstore deployment's (layers/registry/Sigstore.ts).
+  ...Option.match(trustedRoot, { onNone: () => ({}), onSome: (file) => ({ verifyBundle: verifier(fileTrustRoot(file)) }) }),
   pollInterval: Duration.seconds(2),
   leaseMillis: 10 * 60_000,
   retry: defaultRetryPolicy

@@ -7,12 +7,10 @@
  * by Sigstore itself (the failed check's code in the submission's error), and nothing of it is stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Option, Scope } from "effect"
+import { ConfigProvider, Effect, Exit, Layer, Scope } from "effect"
 import * as Database from "../../../layers/marketplace/sql/Database.js"
 import * as Live from "../../../layers/marketplace/indexer/Live.js"
-import type { IndexerOptions } from "../../../layers/marketplace/indexer/RegistryIndexer.js"
-import { fileTrustRoot, verifier } from "../../../layers/registry/Sigstore.js"
-import { defaultRetryPolicy } from "../../../services/marketplace/Indexing.js"
+import { IndexerConfig, trustedRootSetting } from "../../../layers/marketplace/indexer/RegistryIndexer.js"
 import { type IndexOutcome, Indexer } from "../../../services/marketplace/Indexer.js"
 import { dialects } from "../../support/Databases.js"
 import { type RunningMarketplace, startMarketplace } from "../../support/MarketplaceServer.js"
@@ -40,21 +38,22 @@ describe.each(dialects)("provenance signed through a real Sigstore flow, indexed
     await Effect.runPromise(Scope.close(scope, Exit.void))
   })
 
-  /** Indexes every queued job with the product's Sigstore verifier, trusting this test's Sigstore. */
-  const drain = (): Promise<ReadonlyArray<IndexOutcome>> => {
-    const options: IndexerOptions = {
-      registryUrl: Option.some(new URL(registry.url)),
-      workers: 0,
-      pollInterval: Duration.millis(50),
-      recheckInterval: Option.none(),
-      leaseMillis: 60_000,
-      retry: defaultRetryPolicy,
-      verifyBundle: verifier(fileTrustRoot(sigstore.trustedRootPath))
-    }
-    return Effect.runPromise(Effect.flatMap(Indexer, (indexer) => indexer.drain).pipe(
-      Effect.provide(Live.indexer(options).pipe(Layer.provide(Database.client(server.database.parsed))))
-    ))
-  }
+  /**
+   * Indexes every queued job with the indexer as its settings make it, trusting this test's Sigstore through
+   * `MARKETPLACE_SIGSTORE_TRUSTED_ROOT`: the product's verifier given that trusted root.
+   */
+  const drain = (): Promise<ReadonlyArray<IndexOutcome>> =>
+    Effect.runPromise(Effect.gen(function*() {
+      const options = yield* IndexerConfig.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([
+        ["MARKETPLACE_REGISTRY_URL", registry.url],
+        ["MARKETPLACE_INDEXER_WORKERS", "0"],
+        ["MARKETPLACE_INDEXER_RECHECK", "off"],
+        [trustedRootSetting, sigstore.trustedRootPath]
+      ]))))
+      return yield* Effect.flatMap(Indexer, (indexer) => indexer.drain).pipe(
+        Effect.provide(Live.indexer(options).pipe(Layer.provide(Database.client(server.database.parsed))))
+      )
+    }))
 
   const submit = async (packageName: string) => {
     const answer = await call(server, {
