@@ -137,7 +137,7 @@ const main = async () => {
   tmpDirs.add(tmp)
   try {
     // Both builds at once: each tsc is mostly one thread.
-    const baseline = settings.baselineRef === undefined ? undefined : checkoutBaseline(settings.baselineRef)
+    const baseline = settings.baselineRef === undefined ? undefined : checkoutBaseline(settings.baselineRef, { ownDependencies: true })
     const [current] = await Promise.all([buildCurrent(), baseline?.build()])
     const builds: ReadonlyArray<Build> = [...(baseline === undefined ? [] : [baseline]), current]
     const files = writeNodeFiles(tmp)

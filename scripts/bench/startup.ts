@@ -54,7 +54,11 @@ const buildBaseline = (dir: string): Build => {
   log(`Building ${baselineCommit} in a temporary worktree (${dir})`)
   const started = Date.now()
   run("git worktree add", "git", ["worktree", "add", "--detach", dir, baselineCommit], root)
-  fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"))
+  // Its own dependencies when they differ from this checkout's: linked to today's, a commit that imports a package
+  // since dropped would not build (the baseline runs in processes of its own, so nothing is shared).
+  const lock = (where: string) => fs.readFileSync(path.join(where, "package-lock.json"), "utf8")
+  if (lock(dir) !== lock(root)) run(`npm ci in the ${baselineCommit} worktree`, "npm", ["ci", "--no-audit", "--no-fund"], dir)
+  else fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"))
   run(`tsc in the ${baselineCommit} worktree`, process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], dir)
   log(`  built in ${seconds(Date.now() - started)}`)
   return { name: `before (${baselineCommit})`, bin: path.join(dir, "bin/clark.js") }

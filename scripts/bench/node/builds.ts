@@ -81,8 +81,16 @@ let worktree: { readonly dir: string; readonly parent: string } | undefined
 /**
  * `ref` checked out in a temporary worktree (node_modules linked to this checkout's); `build` compiles it to its own
  * dist/ (`npx tsc -p tsconfig.json`, the build of every commit up to the re-founding).
+ *
+ * With `ownDependencies` (a baseline that runs in processes of its own, as bench:node's nodes do), a baseline whose
+ * package-lock.json differs from this checkout's gets its own `npm ci` instead: linked to today's node_modules, a
+ * commit that imports a package since dropped would not build. The in-process benches (tools, widgets, artifacts)
+ * load the baseline into their own process and must share this checkout's dependencies, so they link always.
  */
-export const checkoutBaseline = (ref: string): Build & { readonly build: () => Promise<void> } => {
+export const checkoutBaseline = (
+  ref: string,
+  options: { readonly ownDependencies?: boolean } = {}
+): Build & { readonly build: () => Promise<void> } => {
   let sha: string
   try {
     sha = git(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
@@ -94,7 +102,16 @@ export const checkoutBaseline = (ref: string): Build & { readonly build: () => P
   worktree = { dir, parent }
   log(`Baseline ${ref} (${sha.slice(0, 7)}): git worktree add --detach ${dir}`)
   git(["worktree", "add", "--detach", dir, sha])
-  fs.symlinkSync(fs.realpathSync(path.join(root, "node_modules")), path.join(dir, "node_modules"))
+  const lock = (where: string) => fs.readFileSync(path.join(where, "package-lock.json"), "utf8")
+  if (options.ownDependencies === true && lock(dir) !== lock(root)) {
+    log(`  its package-lock.json differs from this checkout's: npm ci in the worktree (a few minutes)`)
+    const started = Date.now()
+    const installed = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] })
+    if (installed.status !== 0) throw new Error(`npm ci in the baseline's worktree failed (${installed.status ?? installed.signal})`)
+    log(`  installed in ${seconds(Date.now() - started)}`)
+  } else {
+    fs.symlinkSync(fs.realpathSync(path.join(root, "node_modules")), path.join(dir, "node_modules"))
+  }
   return {
     key: "before",
     commit: sha.slice(0, 7),
