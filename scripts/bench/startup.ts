@@ -59,7 +59,9 @@ const buildBaseline = (dir: string): Build => {
   const lock = (where: string) => fs.readFileSync(path.join(where, "package-lock.json"), "utf8")
   if (lock(dir) !== lock(root)) run(`npm ci in the ${baselineCommit} worktree`, "npm", ["ci", "--no-audit", "--no-fund"], dir)
   else fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"))
-  run(`tsc in the ${baselineCommit} worktree`, process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], dir)
+  // A commit with the bundle is built as it ships (its own `npm run build`); an older one with tsc alone.
+  if (fs.existsSync(path.join(dir, "scripts/bundle.mjs"))) run(`npm run build in the ${baselineCommit} worktree`, "npm", ["run", "build"], dir)
+  else run(`tsc in the ${baselineCommit} worktree`, process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], dir)
   log(`  built in ${seconds(Date.now() - started)}`)
   return { name: `before (${baselineCommit})`, bin: path.join(dir, "bin/clark.js") }
 }
