@@ -11,19 +11,17 @@ import { Effect, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { startMarketplace } from "../../support/MarketplaceServer.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import { query, typedClient, wire } from "../../support/NodeFixtures.js"
 import * as Registry from "../../support/registry/Registry.js"
 import { integrityOf, packFolder } from "../../support/registry/Tarballs.js"
+import { examples, tideCatalogue, tideName } from "../../support/TideListing.js"
 import { defaultFreshness } from "../../../services/node/ListingCache.js"
 import { inbox } from "./Support.js"
 
-const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages")
-const name = "@clark-examples/tide-widget"
-const manifest = JSON.parse(fs.readFileSync(path.join(examples, "tide-widget/package.json"), "utf8")).clark
+const name = tideName
 
 const waitingInstalls = Effect.map(inbox(), (page) => page.waiting.filter((w) => w.kind === "install-approval"))
 
@@ -81,24 +79,7 @@ describe("waiting install approvals in the inbox", () => {
       const integrity = integrityOf(tarball)
       const market = yield* Effect.acquireRelease(
         Effect.promise(() =>
-          startMarketplace("sqlite", {
-            packages: [{
-              name,
-              displayName: "Tide widget",
-              description: "A tide table widget",
-              curationStatus: "listed",
-              updatedAt: "2026-11-01T00:00:00.000Z",
-              versions: [{
-                version: "1.0.0",
-                publishedAt: "2026-11-01T00:00:00.000Z",
-                indexedAt: "2026-11-01T00:05:00.000Z",
-                registryIntegrity: integrity,
-                tarballSha512Verified: true,
-                facets: manifest.facets,
-                permissions: manifest.permissions
-              }]
-            }]
-          }, { settings: { readCache: false } })
+          startMarketplace("sqlite", tideCatalogue(integrity), { settings: { readCache: false } })
         ),
         (running) => Effect.promise(() => running.close())
       )

@@ -7,37 +7,17 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { startMarketplace } from "../../support/MarketplaceServer.js"
 import * as NodeServer from "../../support/NodeServer.js"
 import { TestNode } from "../../support/NodeServer.js"
 import { query, typedClient, wire } from "../../support/NodeFixtures.js"
 import * as Registry from "../../support/registry/Registry.js"
 import { integrityOf, packFolder } from "../../support/registry/Tarballs.js"
+import { examples, tideCatalogue, tideManifest, tideName } from "../../support/TideListing.js"
 
-const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages")
-const name = "@clark-examples/tide-widget"
-const manifest = JSON.parse(fs.readFileSync(path.join(examples, "tide-widget/package.json"), "utf8")).clark
+const name = tideName
+const manifest = tideManifest
 
-/** A catalogue listing the widget at `integrity`, showing `permissions` as its reach. */
-const catalogue = (integrity: string, permissions: ReadonlyArray<unknown>) => ({
-  packages: [{
-    name,
-    displayName: "Tide widget",
-    description: "A tide table widget",
-    curationStatus: "listed",
-    updatedAt: "2026-11-01T00:00:00.000Z",
-    versions: [{
-      version: "1.0.0",
-      publishedAt: "2026-11-01T00:00:00.000Z",
-      indexedAt: "2026-11-01T00:05:00.000Z",
-      registryIntegrity: integrity,
-      tarballSha512Verified: true,
-      facets: manifest.facets,
-      permissions
-    }]
-  }]
-})
 
 /** The registry serving the widget's tarball, a marketplace listing it, and a node using both. */
 const setup = (permissions: ReadonlyArray<unknown>) =>
@@ -46,7 +26,7 @@ const setup = (permissions: ReadonlyArray<unknown>) =>
     const tarball = yield* Effect.promise(() => packFolder(path.join(examples, "tide-widget")))
     registry.publish({ name, version: "1.0.0", tarball })
     const market = yield* Effect.acquireRelease(
-      Effect.promise(() => startMarketplace("sqlite", catalogue(integrityOf(tarball), permissions))),
+      Effect.promise(() => startMarketplace("sqlite", tideCatalogue(integrityOf(tarball), permissions))),
       (running) => Effect.promise(() => running.close())
     )
     return { registry, market, integrity: integrityOf(tarball) }

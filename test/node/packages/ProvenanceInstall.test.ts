@@ -12,37 +12,17 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { startMarketplace } from "../../support/MarketplaceServer.js"
 import { spawnNode } from "../../support/NodeProcess.js"
 import { attestations, honestSubject, signedAttestations, slsa } from "../../support/registry/Attestations.js"
 import * as Registry from "../../support/registry/Registry.js"
 import { integrityOf, packFolder } from "../../support/registry/Tarballs.js"
+import { examples, tideCatalogue, tideName } from "../../support/TideListing.js"
 import * as MockSigstore from "../../support/sigstore/MockSigstore.js"
 import { rewriteStatement } from "../../support/sigstore/Tamper.js"
 
-const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../examples/packages")
-const name = "@clark-examples/tide-widget"
-const manifest = JSON.parse(fs.readFileSync(path.join(examples, "tide-widget/package.json"), "utf8")).clark
+const name = tideName
 
-const catalogue = (integrity: string) => ({
-  packages: [{
-    name,
-    displayName: "Tide widget",
-    description: "A tide table widget",
-    curationStatus: "listed",
-    updatedAt: "2026-11-01T00:00:00.000Z",
-    versions: [{
-      version: "1.0.0",
-      publishedAt: "2026-11-01T00:00:00.000Z",
-      indexedAt: "2026-11-01T00:05:00.000Z",
-      registryIntegrity: integrity,
-      tarballSha512Verified: true,
-      facets: manifest.facets,
-      permissions: manifest.permissions
-    }]
-  }]
-})
 
 type Attest = (sigstore: MockSigstore.MockSigstore, registry: Registry.Registry, bytes: Buffer) => Promise<unknown>
 
@@ -54,7 +34,7 @@ const setup = (attest: Attest) =>
     const tarball = yield* Effect.promise(() => packFolder(path.join(examples, "tide-widget")))
     registry.publish({ name, version: "1.0.0", tarball, sign: "valid", attestations: yield* Effect.promise(() => attest(sigstore, registry, tarball)) })
     const market = yield* Effect.acquireRelease(
-      Effect.promise(() => startMarketplace("sqlite", catalogue(integrityOf(tarball)))),
+      Effect.promise(() => startMarketplace("sqlite", tideCatalogue(integrityOf(tarball)))),
       (running) => Effect.promise(() => running.close())
     )
     return { registry, sigstore, market, integrity: integrityOf(tarball) }
