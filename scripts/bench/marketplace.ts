@@ -30,7 +30,9 @@
  * Environment: BENCH_PACKAGES (default 100000), BENCH_SECONDS per run (default 2, which keeps a default run under 5 minutes here; 10 with BENCH_FULL=1),
  * BENCH_SCALE, the catalogue sizes of the scaling table (default 10000 and BENCH_PACKAGES; with BENCH_FULL=1
  * also 1000000), BENCH_DATABASE_URL, the administrative PostgreSQL connection
- * (default postgres://postgres@127.0.0.1:5432/postgres). The default run stays under 5 minutes on an idle
+ * (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_DATABASES (postgres, sqlite; both by default) and
+ * BENCH_SCENARIOS (scenario ids, Settings.ts `scenarioIds`; all by default): a run limited by either prints its
+ * figures and writes nothing (e.g. PostgreSQL's searches alone while iterating). The default run stays under 5 minutes on an idle
  * machine; BENCH_FULL=1 is the run whose figures are judged.
  */
 import { killAll } from "./Children.js"

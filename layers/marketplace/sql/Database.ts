@@ -57,10 +57,18 @@ const sqliteClient = (filename: string) =>
     )
   )
 
+/** Connections to PostgreSQL per server. */
+const poolSize = 16
+
 /**
  * The pool is built here, not by PgClient.layer, to set session options: JIT
  * compilation costs ~100 ms on queries over its cost threshold (category
  * counts) and never pays off for short catalogue reads.
+ *
+ * Connections the pool has opened stay open (`min`), where pg-pool closed any
+ * idle for 10 s: a burst after a quiet moment then paid for new backends, and
+ * each new connection plans the search functions again on their first calls
+ * (migration 0015), at the head of that burst's queue.
  */
 const pgClient = (url: Redacted.Redacted<string>) =>
   PgClient.layerFromPool({
@@ -68,7 +76,8 @@ const pgClient = (url: Redacted.Redacted<string>) =>
       Effect.sync(() => {
         const pool = new pg.Pool({
           connectionString: Redacted.value(url),
-          max: 16,
+          max: poolSize,
+          min: poolSize,
           application_name: "clark-marketplace",
           options: "-c jit=off"
         })

@@ -12,6 +12,7 @@ import submissions from "./migrations/0010_submissions.js"
 import pagesCredentialsAudit from "./migrations/0012_pages_credentials_audit.js"
 import publishers from "./migrations/0013_publishers.js"
 import deferredCatalogBump from "./migrations/0014_deferred_catalog_bump.js"
+import searchPages from "./migrations/0015_search_pages.js"
 
 // 0006 and 0011 are not used: the search table was written as 0006 beside 0007 and landed after it (so it is
 // 0008), and publishers were written as 0011 and landed after 0012 (so they are 0013). The migrator runs only
@@ -28,7 +29,8 @@ export const loader = Migrator.fromRecord({
   "0010_submissions": submissions,
   "0012_pages_credentials_audit": pagesCredentialsAudit,
   "0013_publishers": publishers,
-  "0014_deferred_catalog_bump": deferredCatalogBump
+  "0014_deferred_catalog_bump": deferredCatalogBump,
+  "0015_search_pages": searchPages
 })
 
 export const migrate = Migrator.make({})({ loader, table: "clark_migrations" })

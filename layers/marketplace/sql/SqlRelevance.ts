@@ -98,11 +98,19 @@ export const makeRelevance = (
       WHERE ${resumeAfter("m", after)} AND ${sql.and(filters)} ORDER BY m.tier, m.name LIMIT ${limit}`
   }
 
+  /** The tier and name a page resumes after, as the functions of migration 0015 take them. */
+  const resumeArguments = (after: Keyset | undefined) => ({
+    afterTier: after === undefined ? 0 : tierOfScore(Number(after.value)),
+    afterName: after === undefined ? sql`''` : nameOf(after.id)
+  })
+
+  const scored = (rows: ReadonlyArray<Row>) => rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
+
   const summaries = (ranked: Statement.Fragment, cte: Statement.Fragment = sql``) =>
     sql<Row>`${cte} SELECT ${sql.literal(summaryColumns)}, r.tier
       FROM (${ranked}) r JOIN packages p ON p.id = r.package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
       ORDER BY r.tier, r.name`.pipe(
-      Effect.map((rows) => rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) })))
+      Effect.map(scored)
     )
 
   /**
@@ -123,12 +131,12 @@ export const makeRelevance = (
         ? int(rows[0]!.word_count)
         : int((yield* sql<Row>`${wordsCte(term)} SELECT ${count} AS n`)[0]?.n ?? 0)
       if (words > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
-      return rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
+      return scored(rows)
     })
 
   /**
    * One word, PostgreSQL, filtered by curation status only (every public search): the same walk in
-   * `clark_one_word` (migration 0008), whose plan PostgreSQL keeps instead of planning it per request.
+   * `clark_word_page` (migration 0015), which also reads the page's summaries, with one plan per connection.
    */
   const oneWordPgStatuses = (
     term: string,
@@ -139,17 +147,14 @@ export const makeRelevance = (
   ) =>
     Effect.gen(function*() {
       const { from, to } = prefixRange(term)
-      const afterTier = after === undefined ? 0 : tierOfScore(Number(after.value))
-      const afterName = after === undefined ? sql`''` : nameOf(after.id)
-      const rows = yield* sql<Row>`SELECT ${sql.literal(summaryColumns)}, r.r_tier AS tier, r.r_words AS word_count
-        FROM clark_one_word(${from}, ${to}, ${statuses.join(",")}, ${afterTier}, ${afterName}, ${limit}, ${maxWalks}) r
-        JOIN packages p ON p.id = r.r_package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-        ORDER BY r.r_tier, r.r_name`
+      const { afterName, afterTier } = resumeArguments(after)
+      const rows = yield* sql<Row>`SELECT * FROM clark_word_page(${from}, ${to}, ${statuses.join(",")}, ${afterTier},
+        ${afterName}, ${limit}, ${maxWalks})`
       const words = rows.length > 0
         ? int(rows[0]!.word_count)
         : int((yield* sql<Row>`${wordsCte(term)} SELECT COUNT(*) AS n FROM w WHERE term IS NOT NULL`)[0]?.n ?? 0)
       if (words > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
-      return rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
+      return scored(rows)
     })
 
   /** One word, SQLite: the words first, then one arm per word (no LATERAL); both run in-process. */
@@ -203,6 +208,13 @@ export const makeRelevance = (
       WHERE t.prefix = ${term} AND ${resumeAfter("t", after)} AND ${sql.and(filters)}
       ORDER BY t.tier, t.name LIMIT ${limit}`)
 
+  /** The same walk on PostgreSQL, filtered by curation status only: `clark_prefix_page` (migration 0015). */
+  const storedPrefixPgStatuses = (term: string, statuses: ReadonlyArray<string>, after: Keyset | undefined, limit: number) => {
+    const { afterName, afterTier } = resumeArguments(after)
+    return sql<Row>`SELECT * FROM clark_prefix_page(${term}, ${statuses.join(",")}, ${afterTier}, ${afterName}, ${limit})`
+      .pipe(Effect.map(scored))
+  }
+
   const oneWord = (
     term: string,
     statuses: ReadonlyArray<string> | undefined,
@@ -211,7 +223,9 @@ export const makeRelevance = (
     limit: number
   ) =>
     options.prefixTable && isStoredPrefix(term)
-      ? storedPrefix(term, filters, after, limit)
+      ? dialect === "pg" && statuses !== undefined
+        ? storedPrefixPgStatuses(term, statuses, after, limit)
+        : storedPrefix(term, filters, after, limit)
       : dialect === "sqlite"
       ? oneWordSqlite(term, filters, after, limit)
       : statuses === undefined

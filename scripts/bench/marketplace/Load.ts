@@ -196,7 +196,10 @@ export const measureServers = async <K extends string>(
 ): Promise<Record<K, Run>> => {
   const entries = Object.entries(servers) as Array<[K, Server]>
   const answers = (key: K, scenario: Scenario) => only[key]?.(scenario) ?? true
-  for (const [key, server] of entries) await warmUp(server, scenarios.filter((s) => answers(key, s)))
+  for (const [key, server] of entries) {
+    const answered = scenarios.filter((s) => answers(key, s))
+    if (answered.length > 0) await warmUp(server, answered)
+  }
   const measured = new Map(entries.map(([key]) => [key, new Map<string, Measurement>()]))
   for (const scenario of scenarios) {
     for (const [key, server] of entries) {

@@ -8,11 +8,12 @@ import * as LegacyPackageStore from "./LegacyPackageStore.js"
 import { checkResponses, checkSqlParity, measureSql } from "./Parity.js"
 import { measureServers } from "./Load.js"
 import { otherWorkWindowMs, renderSection, searchRuns } from "./Report.js"
+import { searchTable } from "./SearchReport.js"
 import type { ScaleRow } from "./Scaling.js"
 import { measureScaleSize } from "./ScalingRun.js"
 import { seedBoth } from "./Seeding.js"
 import { startBaseline, startMarketplace, startSearchServer } from "./Servers.js"
-import { databaseUrl, int, scaleSizes, settings, withPg } from "./Settings.js"
+import { databaseUrl, int, partialRun, scaleSizes, scenarioIds, settings, withPg } from "./Settings.js"
 import { buildScenarios, type Scenario, surveyCatalogue } from "./Workload.js"
 
 const prefixScenario = "search-prefix"
@@ -39,8 +40,14 @@ export const main = async () => {
   const started = Date.now()
   log(
     `Marketplace benchmark: ${int(settings.packages)} packages, ${settings.seconds} s per run, ${settings.connections} connections` +
-      (settings.full ? " (BENCH_FULL=1)" : "")
+      (settings.full ? " (BENCH_FULL=1)" : "") +
+      (partialRun
+        ? `; partial run (BENCH_DATABASES=${settings.databases.join(",")}, BENCH_SCENARIOS=${settings.scenarios.join(",")}): ` +
+          "figures printed, docs/benchmarks.md left alone, no scaling table"
+        : "")
   )
+  const onPostgres = settings.databases.includes("postgres")
+  const onSqlite = settings.databases.includes("sqlite")
   build("server")
 
   const postgresUrl = databaseUrl(settings.adminUrl, settings.databaseName)
@@ -52,7 +59,9 @@ export const main = async () => {
   try {
     log("Workload")
     const survey = surveyCatalogue(settings.packages)
-    const scenarios = buildScenarios(survey)
+    const every = buildScenarios(survey)
+    if (every.map((s) => s.id).join() !== scenarioIds.join()) throw new Error("Settings.ts scenarioIds differ from Workload.ts")
+    const scenarios = every.filter((s) => (settings.scenarios as ReadonlyArray<string>).includes(s.id))
     for (const s of scenarios) log(`  ${s.title}: ${s.paths.length} requests, e.g. ${s.paths[0]}`)
     const searches = scenarios.filter((s) => s.route === "search")
     // The word walk differs from the search table for 3-letter words only: it answers that scenario.
@@ -60,71 +69,90 @@ export const main = async () => {
     const isSearch = (s: Scenario) => s.route === "search"
     const searchServers = { before: isSearch, after: isSearch, walk: (s: Scenario) => s.id === prefixScenario }
     const others = scenarios.filter((s) => s.route !== "search")
+    // Search at the fixed rate goes over the searches run (every search when no search scenario is).
+    const searchPaths = (searches.length > 0 ? searches : every.filter(isSearch)).flatMap((s) => s.paths)
 
     log("Seeding")
     await dropDatabase()
     await withPg(settings.adminUrl, (admin) => admin.query(`CREATE DATABASE ${settings.databaseName}`))
-    const seeded = await seedBoth(postgresUrl, sqliteUrl, settings.packages)
+    const seeded = await seedBoth(onPostgres ? postgresUrl : undefined, onSqlite ? sqliteUrl : undefined, settings.packages)
     const analyzeStarted = Date.now()
     const postgresVersion = await withPg(postgresUrl, async (client) => {
-      await client.query("VACUUM (ANALYZE)")
+      if (onPostgres) await client.query("VACUUM (ANALYZE)")
       return String((await client.query("SHOW server_version")).rows[0]?.server_version ?? "?")
     })
     const analyze = Date.now() - analyzeStarted
     log(`  seeded PostgreSQL in ${seconds(seeded.postgres)} (+ ${seconds(analyze)} VACUUM ANALYZE), SQLite in ${seconds(seeded.sqlite)}`)
 
-    log("Checking the baseline against the product (lists, detail) and against today's search SQL (searches)")
-    await checkSqlParity(postgresUrl, others)
-    await checkSqlParity(postgresUrl, searches, LegacyPackageStore.layer, "today's search SQL (LegacyPackageStore.ts)")
-    const sql = await measureSql(postgresUrl, scenarios)
+    const postgresPart = async () => {
+      log("Checking the baseline against the product (lists, detail) and against today's search SQL (searches)")
+      await checkSqlParity(postgresUrl, others)
+      await checkSqlParity(postgresUrl, searches, LegacyPackageStore.layer, "today's search SQL (LegacyPackageStore.ts)")
+      const sql = await measureSql(postgresUrl, scenarios)
 
-    const searchPaths = searches.flatMap((s) => s.paths)
+      log("PostgreSQL: the product with its read cache on and off, the baseline, and search before/after, taking turns")
+      const pgOn = await startMarketplace("product, cache on (PostgreSQL)", postgresUrl, "on")
+      const pgOff = await startMarketplace("product, cache off (PostgreSQL)", postgresUrl, "off")
+      const plain = await startBaseline(postgresUrl)
+      const pgBefore = await startSearchServer("before", postgresUrl, "today's search SQL (PostgreSQL)")
+      const pgAfter = await startSearchServer("after", postgresUrl, "search table (PostgreSQL)")
+      const pgWalk = await startSearchServer("walk", postgresUrl, "word walk (PostgreSQL)")
+      await checkResponses(pgOff, others, plain)
+      await checkResponses(pgBefore, searches, plain)
+      await checkResponses(pgAfter, searches, pgOff)
+      await checkResponses(pgWalk, prefixOnly, pgOff)
+      const answerBytes = await checkResponses(pgOn, scenarios, pgOff, " (filling its cache)")
+      await checkResponses(pgOn, scenarios, pgOff, " (from its cache)")
+      const loadBefore = logLoad("before the PostgreSQL runs")
+      const otherWorkPostgres = await checkOtherWork("before the PostgreSQL runs")
+      const postgres = await measureServers(
+        { on: pgOn, off: pgOff, baseline: plain, before: pgBefore, after: pgAfter, walk: pgWalk },
+        scenarios,
+        searchPaths,
+        searchServers
+      )
+      for (const server of [pgOn, pgOff, plain, pgBefore, pgAfter, pgWalk]) await stopChild(server.child)
+      return { sql, loadBefore, otherWorkPostgres, postgres, answerBytes }
+    }
 
-    log("PostgreSQL: the product with its read cache on and off, the baseline, and search before/after, taking turns")
-    const pgOn = await startMarketplace("product, cache on (PostgreSQL)", postgresUrl, "on")
-    const pgOff = await startMarketplace("product, cache off (PostgreSQL)", postgresUrl, "off")
-    const plain = await startBaseline(postgresUrl)
-    const pgBefore = await startSearchServer("before", postgresUrl, "today's search SQL (PostgreSQL)")
-    const pgAfter = await startSearchServer("after", postgresUrl, "search table (PostgreSQL)")
-    const pgWalk = await startSearchServer("walk", postgresUrl, "word walk (PostgreSQL)")
-    await checkResponses(pgOff, others, plain)
-    await checkResponses(pgBefore, searches, plain)
-    await checkResponses(pgAfter, searches, pgOff)
-    await checkResponses(pgWalk, prefixOnly, pgOff)
-    const answerBytes = await checkResponses(pgOn, scenarios, pgOff, " (filling its cache)")
-    await checkResponses(pgOn, scenarios, pgOff, " (from its cache)")
-    const loadBefore = logLoad("before the PostgreSQL runs")
-    const otherWorkPostgres = await checkOtherWork("before the PostgreSQL runs")
-    const postgres = await measureServers(
-      { on: pgOn, off: pgOff, baseline: plain, before: pgBefore, after: pgAfter, walk: pgWalk },
-      scenarios,
-      searchPaths,
-      searchServers
-    )
-    for (const server of [pgOn, pgOff, plain, pgBefore, pgAfter, pgWalk]) await stopChild(server.child)
+    const sqlitePart = async () => {
+      log("SQLite: the product with its read cache on and off, and search before/after, taking turns")
+      const sqliteOn = await startMarketplace("product, cache on (SQLite)", sqliteUrl, "on")
+      const sqliteOff = await startMarketplace("product, cache off (SQLite)", sqliteUrl, "off")
+      const sqliteBefore = await startSearchServer("before", sqliteUrl, "today's search SQL (SQLite)")
+      const sqliteAfter = await startSearchServer("after", sqliteUrl, "search table (SQLite)")
+      const sqliteWalk = await startSearchServer("walk", sqliteUrl, "word walk (SQLite)")
+      await checkResponses(sqliteOff, scenarios)
+      await checkResponses(sqliteBefore, searches)
+      await checkResponses(sqliteAfter, searches, sqliteOff)
+      await checkResponses(sqliteWalk, prefixOnly, sqliteOff)
+      await checkResponses(sqliteOn, scenarios, sqliteOff, " (filling its cache)")
+      await checkResponses(sqliteOn, scenarios, sqliteOff, " (from its cache)")
+      const loadSqlite = logLoad("before the SQLite runs")
+      const otherWorkSqlite = await checkOtherWork("before the SQLite runs")
+      const sqlite = await measureServers(
+        { on: sqliteOn, off: sqliteOff, before: sqliteBefore, after: sqliteAfter, walk: sqliteWalk },
+        scenarios,
+        searchPaths,
+        searchServers
+      )
+      for (const server of [sqliteOn, sqliteOff, sqliteBefore, sqliteAfter, sqliteWalk]) await stopChild(server.child)
+      return { loadSqlite, otherWorkSqlite, sqlite }
+    }
 
-    log("SQLite: the product with its read cache on and off, and search before/after, taking turns")
-    const sqliteOn = await startMarketplace("product, cache on (SQLite)", sqliteUrl, "on")
-    const sqliteOff = await startMarketplace("product, cache off (SQLite)", sqliteUrl, "off")
-    const sqliteBefore = await startSearchServer("before", sqliteUrl, "today's search SQL (SQLite)")
-    const sqliteAfter = await startSearchServer("after", sqliteUrl, "search table (SQLite)")
-    const sqliteWalk = await startSearchServer("walk", sqliteUrl, "word walk (SQLite)")
-    await checkResponses(sqliteOff, scenarios)
-    await checkResponses(sqliteBefore, searches)
-    await checkResponses(sqliteAfter, searches, sqliteOff)
-    await checkResponses(sqliteWalk, prefixOnly, sqliteOff)
-    await checkResponses(sqliteOn, scenarios, sqliteOff, " (filling its cache)")
-    await checkResponses(sqliteOn, scenarios, sqliteOff, " (from its cache)")
-    const loadSqlite = logLoad("before the SQLite runs")
-    const otherWorkSqlite = await checkOtherWork("before the SQLite runs")
-    const sqlite = await measureServers(
-      { on: sqliteOn, off: sqliteOff, before: sqliteBefore, after: sqliteAfter, walk: sqliteWalk },
-      scenarios,
-      searchPaths,
-      searchServers
-    )
-    for (const server of [sqliteOn, sqliteOff, sqliteBefore, sqliteAfter, sqliteWalk]) await stopChild(server.child)
+    const pgPart = onPostgres ? await postgresPart() : undefined
+    const sqlitePartRun = onSqlite ? await sqlitePart() : undefined
     const loadAfter = logLoad("after the runs")
+
+    if (partialRun || pgPart === undefined || sqlitePartRun === undefined) {
+      for (const [database, runs] of [["PostgreSQL", pgPart?.postgres], ["SQLite", sqlitePartRun?.sqlite]] as const) {
+        if (runs !== undefined && searches.length > 0) log(`\n${database}, search:\n${searchTable(searchRuns(database, scenarios, runs)).text}`)
+      }
+      log(`Partial run: docs/benchmarks.md not written (${seconds(Date.now() - started)})`)
+      return
+    }
+    const { answerBytes, loadBefore, otherWorkPostgres, postgres, sql } = pgPart
+    const { loadSqlite, otherWorkSqlite, sqlite } = sqlitePartRun
 
     log("Scaling: search and list latency in-process by catalogue size")
     const scaling: Array<ScaleRow> = []

@@ -39,8 +39,9 @@ const row = (runs: SearchRuns, scenario: { readonly id: string; readonly title: 
   const judged = judgedBySpeedUp.has(scenario.id)
   const wanted = judged ? speedUp[runs.database] : 1
   const fast = ratio >= wanted
-  // The p99 target belongs to the searches the issue speeds up; the others must only not slow down.
-  const tail = !judged || after.p99 <= p99TargetMs
+  // The p99 target belongs to the searches the issue speeds up (the others must only not slow down), and is judged
+  // on what ships, the compiled product, when it ran; the ratio compares one server program with itself.
+  const tail = !judged || (product ?? after).p99 <= p99TargetMs
   return {
     met: fast && tail,
     cells: [
@@ -55,7 +56,8 @@ const row = (runs: SearchRuns, scenario: { readonly id: string; readonly title: 
   }
 }
 
-const table = (runs: SearchRuns) => {
+/** The table of one database, and whether every target was met. */
+export const searchTable = (runs: SearchRuns) => {
   const rows = runs.scenarios.map((scenario) => row(runs, scenario))
   const header = [
     "Scenario",
@@ -81,11 +83,11 @@ export const searchSection = (input: {
   readonly search: { readonly postgres: SearchRuns; readonly sqlite: SearchRuns }
 }) => {
   const { search, settings } = input
-  const pg = table(search.postgres)
-  const sqlite = table(search.sqlite)
+  const pg = searchTable(search.postgres)
+  const sqlite = searchTable(search.sqlite)
   return `### Search without the cache (today's SQL against the search table)
 
-Both columns are the same server program, scripts/bench/marketplace/SearchServer.ts (the product's handlers and framework, run by tsx, \`MARKETPLACE_READ_CACHE=off\`), differing only in the store's search SQL: **today's** (LegacyPackageStore.ts, the query text before migration 0008: \`ts_rank\` over the tsvector on PostgreSQL, FTS5 \`bm25\` on SQLite, every match ranked before LIMIT) and **the search table's** (layers/marketplace/sql/SqlRelevance.ts). They run in this same run on the same ${int(settings.packages)} packages, ${settings.connections} connections at full speed for ${settings.seconds} s per scenario, taking turns with the servers above; the compiled product with the cache off is shown beside them (its figures are the "Cache off" column above). A third server of the same program, **the word walk**, is the product's store as it answered a 3-letter word before the prefix table (migration 0009: every word starting with it walked through the search table, each row checked against the package's better words); it runs the 3-letter scenario only, the one it differs in, taking turns with the others. Targets (issue 12): common word and 3-letter prefix ≥ ${speedUp.PostgreSQL}× today's throughput on PostgreSQL and ≥ ${speedUp.SQLite}× on SQLite with p99 ≤ ${p99TargetMs} ms at ${settings.connections} connections (the search-table column), rare word and two words no slower (≥ 1×). At ${settings.connections} connections and full speed, a p99 under ${p99TargetMs} ms needs well over ${settings.connections * 10} req/s on these two shared cores: the load generator and the database take their share of them.
+Both columns are the same server program, scripts/bench/marketplace/SearchServer.ts (the product's handlers and framework, run by tsx, \`MARKETPLACE_READ_CACHE=off\`), differing only in the store's search SQL: **today's** (LegacyPackageStore.ts, the query text before migration 0008: \`ts_rank\` over the tsvector on PostgreSQL, FTS5 \`bm25\` on SQLite, every match ranked before LIMIT) and **the search table's** (layers/marketplace/sql/SqlRelevance.ts). They run in this same run on the same ${int(settings.packages)} packages, ${settings.connections} connections at full speed for ${settings.seconds} s per scenario, taking turns with the servers above; the compiled product with the cache off is shown beside them (its figures are the "Cache off" column above). A third server of the same program, **the word walk**, is the product's store as it answered a 3-letter word before the prefix table (migration 0009: every word starting with it walked through the search table, each row checked against the package's better words); it runs the 3-letter scenario only, the one it differs in, taking turns with the others. Targets (issue 12): common word and 3-letter prefix ≥ ${speedUp.PostgreSQL}× today's throughput on PostgreSQL and ≥ ${speedUp.SQLite}× on SQLite (the search-table column against today's, one server program) with p99 ≤ ${p99TargetMs} ms at ${settings.connections} connections (judged on the compiled product's column: what ships), rare word and two words no slower (≥ 1×). At ${settings.connections} connections and full speed, a p99 under ${p99TargetMs} ms needs well over ${settings.connections * 10} req/s on these two shared cores: the load generator and the database take their share of them.
 
 PostgreSQL: ${pg.met ? "**every target met**" : "**not every target met**"}.
 

@@ -32,12 +32,12 @@ export const seed = async (label: string, url: string, count: number) => {
 }
 
 /**
- * Seeds both databases, one after the other: at once in this process, SQLite's synchronous writes starved
- * PostgreSQL's seeding and the two took longer than in turn.
+ * Seeds both databases (or the one given), one after the other: at once in this process, SQLite's synchronous
+ * writes starved PostgreSQL's seeding and the two took longer than in turn.
  */
-export const seedBoth = async (postgresUrl: string, sqliteUrl: string, count: number) => {
+export const seedBoth = async (postgresUrl: string | undefined, sqliteUrl: string | undefined, count: number) => {
   log(`  ${int(count)} packages with the ${seederFor(count) === "bulk" ? "bulk seeder (BulkSeed.ts)" : "product's seeder (seedSynthetic)"}`)
-  const postgres = await seed("PostgreSQL", postgresUrl, count)
-  const sqlite = await seed("SQLite", sqliteUrl, count)
+  const postgres = postgresUrl === undefined ? 0 : await seed("PostgreSQL", postgresUrl, count)
+  const sqlite = sqliteUrl === undefined ? 0 : await seed("SQLite", sqliteUrl, count)
   return { postgres, sqlite }
 }

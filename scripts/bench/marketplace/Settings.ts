@@ -11,6 +11,26 @@ const oneOf = <A extends string>(name: string, values: ReadonlyArray<A>): A | un
   return value as A
 }
 
+/** Every scenario of the workload (Workload.ts `buildScenarios`), in its order. */
+export const scenarioIds = [
+  "search-common",
+  "search-rare",
+  "search-two",
+  "search-prefix",
+  "list-category-kind",
+  "list-platform-name",
+  "detail"
+] as const
+
+/** A comma-separated subset of `values`, in the order of `values`; all of them when unset. */
+const listOf = <A extends string>(name: string, values: ReadonlyArray<A>): ReadonlyArray<A> => {
+  const raw = (process.env[name] ?? "").split(",").map((x) => x.trim()).filter((x) => x !== "")
+  if (raw.length === 0) return values
+  const unknown = raw.filter((x) => !(values as ReadonlyArray<string>).includes(x))
+  if (unknown.length > 0) throw new Error(`${name}: ${unknown.join(", ")} unknown; one or more of ${values.join(", ")}`)
+  return values.filter((value) => raw.includes(value))
+}
+
 export const settings = {
   full,
   packages: positiveInt("BENCH_PACKAGES", 100_000),
@@ -29,8 +49,18 @@ export const settings = {
    */
   seeder: oneOf("BENCH_SEEDER", ["product", "bulk"] as const),
   /** BENCH_PART=scaling: only the scaling table, written to its own dated section. */
-  part: oneOf("BENCH_PART", ["all", "scaling"] as const) ?? "all"
+  part: oneOf("BENCH_PART", ["all", "scaling"] as const) ?? "all",
+  /** BENCH_DATABASES: `postgres`, `sqlite` or both (the default), comma-separated. */
+  databases: listOf("BENCH_DATABASES", ["postgres", "sqlite"] as const),
+  /** BENCH_SCENARIOS: the scenario ids to run (Workload.ts), comma-separated; all by default. */
+  scenarios: listOf("BENCH_SCENARIOS", scenarioIds)
 }
+
+/**
+ * A run limited by BENCH_DATABASES or BENCH_SCENARIOS, for iterating on one part: it prints its figures, and
+ * writes no docs/benchmarks.md section and no scaling table (a section needs every scenario on both databases).
+ */
+export const partialRun = settings.databases.length < 2 || settings.scenarios.length < scenarioIds.length
 
 export const requestTimeoutSeconds = 120
 

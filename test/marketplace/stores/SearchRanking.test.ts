@@ -1,7 +1,9 @@
 /**
  * One-word relevance over the search table on both databases: a prefix that several words share (each
  * package once, at its best field), a prefix shared by more words than are walked one by one, and 3-letter
- * words, answered from the prefix table (migration 0009) exactly as the word walk answers them.
+ * words, answered from the prefix table (migration 0009) exactly as the word walk answers them. On PostgreSQL a
+ * public search (curation status its only filter) reads its page through a function (migration 0015) and any other
+ * filter through a statement: both give the same pages.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
@@ -21,6 +23,8 @@ const pkg = (name: string, fields: Partial<PackageInput> = {}): PackageInput => 
   displayName: "Plain",
   description: "",
   curationStatus: "listed",
+  // Every package in one category: filtering by it changes no answer, only the way it is read.
+  categorySlug: "tools",
   versions: [{ version: "1.0.0", publishedAt: "2024-01-01T00:00:00Z", indexedAt: "2024-01-01T00:00:00Z", registryIntegrity: "sha512-x" }],
   ...fields
 })
@@ -53,7 +57,11 @@ describe.each(dialects)("one-word relevance on %s", (dialect) => {
       Layer.mergeAll(SqlPackageStore.layer, SqlCatalogImporter.layer).pipe(Layer.provide(Database.layer(db.parsed)))
     )
     await runtime.runPromise(
-      Effect.flatMap(CatalogImporter, (importer) => importer.load(Schema.decodeUnknownSync(ImportDocument)({ packages })))
+      Effect.flatMap(CatalogImporter, (importer) =>
+        importer.load(Schema.decodeUnknownSync(ImportDocument)({
+          categories: [{ slug: "tools", name: "Tools", position: 0 }],
+          packages
+        })))
     )
     wordWalk = ManagedRuntime.make(
       Layer.effect(PackageStore, SqlPackageStore.makeWith({ prefixTable: false })).pipe(Layer.provide(Database.layer(db.parsed)))
@@ -120,6 +128,17 @@ describe.each(dialects)("one-word relevance on %s", (dialect) => {
     async (term) => {
       for (const limit of [1, 3, 100]) {
         expect(await walkPages([term], limit)).toEqual(await walkPages([term], limit, {}, wordWalk))
+      }
+    }
+  )
+
+  it.each(["alph", "alphabet", "zq", "zq7x", "alp", "zq1", "nam", "soup"])(
+    "%j: a public search's pages (a function on PostgreSQL) are those of the same search with one more filter (a statement)",
+    async (term) => {
+      for (const limit of [1, 2, 7, 100]) {
+        const viaStatement = await walkPages([term], limit, { category: "tools" })
+        expect(viaStatement.length).toBeGreaterThan(0)
+        expect(await walkPages([term], limit)).toEqual(viaStatement)
       }
     }
   )
