@@ -173,6 +173,10 @@ export const run = (options: Options) =>
       // Real time, not the node's Clock: the cadence is the disk's business, and a test's TestClock moved by a day
       // would otherwise run 345,600 ticks.
       Effect.withClock(Clock.make()),
+      // Interruptible whatever the caller's region: a fiber forked where interruption is off (the ledger opens its
+      // file inside a write, which may run uninterruptibly) would inherit that, and closing the scope would wait
+      // for it for ever.
+      Effect.interruptible,
       Effect.forkScoped
     )
     return checkpoints

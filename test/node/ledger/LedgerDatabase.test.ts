@@ -2,13 +2,16 @@
  * The ledger's file as the ledger opens it (layers/node/ledger/LedgerDatabase.ts and LedgerClient.ts), on real
  * SQLite files: the held handle commits with `synchronous = FULL`; a write on it while a transaction is open waits
  * for that transaction instead of joining it; the WAL is checkpointed by a worker thread, the ledger's connection
- * no longer checkpointing inside a record's commit, every checkpointed page in the database file.
+ * no longer checkpointing inside a record's commit, every checkpointed page in the database file; a file opened
+ * again inside an uninterruptible region (a write's retry, as a package call's hold runs it) closes again.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ledgerFile, type Opened, open } from "../../../layers/node/ledger/LedgerDatabase.js"
+import { LedgerUnavailable } from "../../../services/node/LedgerErrors.js"
+import { makeReadOnly, sampleEffect, withLedger } from "../../support/Ledgers.js"
 import { Database } from "../../support/NodeFixtures.js"
 import { makeDataDir } from "../../support/NodeServer.js"
 
@@ -86,4 +89,19 @@ describe("the ledger's file", () => {
       yield* Scope.close(scope, Exit.void)
       expect(yield* Effect.either(ledger.checkpoints.checkpoint)).toMatchObject({ _tag: "Left" })
     }))
+
+  it.live("a write refused inside an uninterruptible region reopens the file there and still closes it (no hang)", () =>
+    Effect.gen(function*() {
+      const dataDir = makeDataDir()
+      yield* withLedger(dataDir, (ledger) => ledger.record(sampleEffect()))
+      const restore = makeReadOnly(ledgerFile(dataDir))
+      try {
+        // The refused write closes its file and opens it again (with its checkpoint loop) inside this region; the
+        // second refusal closes that one too, which waits for the loop: it must be interruptible.
+        const refused = yield* withLedger(dataDir, (ledger) => Effect.uninterruptible(Effect.flip(ledger.record(sampleEffect()))))
+        expect(refused).toBeInstanceOf(LedgerUnavailable)
+      } finally {
+        restore()
+      }
+    }), 20_000)
 })
