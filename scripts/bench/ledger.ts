@@ -2,14 +2,16 @@
  * What a write call's ledger record costs (issue 14's target: ≤ 1 ms p99): `Ledger.record` on a real file with
  * its synchronous commit, against the same layer committing with `synchronous = NORMAL` (the main database's
  * setting) and the bare INSERT through the driver at both levels, in the same run and interleaved call by call
- * so the machine's moods hit every variant alike. Prints a Markdown table.
+ * so the machine's moods hit every variant alike; with a baseline (another commit's ledger, given by
+ * scripts/bench/tools.ts under BENCH_BASELINE_REF), its `record` with `FULL` too. Prints a Markdown table with
+ * wall times and the median CPU time of this process per record (what the machine's load stretches least).
  *
  *   node --import tsx scripts/bench/ledger.ts            # N = 2000 calls per variant
  *   LEDGER_BENCH_N=10000 node --import tsx scripts/bench/ledger.ts
  *
  * `benchLedger` is exported for a benchmark that runs it among others.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import { createRequire } from "node:module"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -36,7 +38,17 @@ export interface LedgerFigures {
   readonly p50: number
   readonly p99: number
   readonly max: number
+  /** Median CPU time of this process per record, in ms. */
+  readonly cpu: number
 }
+
+/** What the benchmark needs of a ledger: its `record` (a baseline commit's ledger has its own types). */
+export interface Recording {
+  readonly record: (effect: NewEffect) => Effect.Effect<unknown, unknown>
+}
+
+/** A baseline commit's ledger on `dir`, committing with `FULL`. */
+export type BaselineLedger = (dir: string) => Effect.Effect<Recording, never, Scope.Scope>
 
 const effect: NewEffect = {
   taskId: "task_bench",
@@ -75,13 +87,32 @@ const bareInsert = (dir: string, synchronous: "FULL" | "NORMAL") => {
   }
 }
 
-const figures = (variant: string, samples: Array<number>): LedgerFigures => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return { variant, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted[sorted.length - 1]! }
+interface Sample {
+  readonly wall: number
+  readonly cpu: number
+}
+
+const figures = (variant: string, samples: Array<Sample>): LedgerFigures => {
+  const sorted = samples.map((s) => s.wall).sort((a, b) => a - b)
+  const cpu = samples.map((s) => s.cpu).sort((a, b) => a - b)
+  return {
+    variant,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted[sorted.length - 1]!,
+    cpu: percentile(cpu, 0.5)
+  }
+}
+
+const cpuNow = () => {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1000
 }
 
 /** `n` records per variant, after `warmup` unmeasured ones; the files live in a temporary folder, removed after. */
-export const benchLedger = (options: { readonly n?: number; readonly warmup?: number } = {}) =>
+export const benchLedger = (
+  options: { readonly n?: number; readonly warmup?: number; readonly baseline?: BaselineLedger | undefined } = {}
+) =>
   Effect.scoped(Effect.gen(function*() {
     const n = options.n ?? 2000
     const warmup = options.warmup ?? 200
@@ -89,53 +120,54 @@ export const benchLedger = (options: { readonly n?: number; readonly warmup?: nu
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true })))
     const full = yield* ledgerOn(path.join(root, "full"), "FULL")
     const normal = yield* ledgerOn(path.join(root, "normal"), "NORMAL")
+    const before = options.baseline === undefined ? undefined : yield* options.baseline(path.join(root, "before"))
     const bareFull = bareInsert(path.join(root, "bare-full"), "FULL")
     const bareNormal = bareInsert(path.join(root, "bare-normal"), "NORMAL")
     yield* Effect.addFinalizer(() => Effect.sync(() => (bareFull.close(), bareNormal.close())))
 
-    const samples = { full: [] as Array<number>, normal: [] as Array<number>, bareFull: [] as Array<number>, bareNormal: [] as Array<number> }
-    const timed = (ledger: Ledger["Type"]) =>
-      Effect.gen(function*() {
+    const timed = (ledger: Recording) =>
+      Effect.suspend(() => {
+        const cpu = cpuNow()
         const started = performance.now()
-        yield* Effect.orDie(ledger.record(effect))
-        return performance.now() - started
+        return Effect.as(Effect.orDie(ledger.record(effect)), undefined).pipe(
+          Effect.map((): Sample => ({ wall: performance.now() - started, cpu: cpuNow() - cpu }))
+        )
       })
-    const timedBare = (bare: { run: () => unknown }) => {
-      const started = performance.now()
-      bare.run()
-      return performance.now() - started
-    }
+    const timedBare = (bare: { run: () => unknown }) =>
+      Effect.sync((): Sample => {
+        const cpu = cpuNow()
+        const started = performance.now()
+        bare.run()
+        return { wall: performance.now() - started, cpu: cpuNow() - cpu }
+      })
+    const variants: ReadonlyArray<readonly [string, Effect.Effect<Sample>]> = [
+      ["`Ledger.record`, synchronous = FULL (the ledger)", timed(full)],
+      ...(before === undefined ? [] : [["`Ledger.record` of the baseline commit, FULL (before)", timed(before)] as const]),
+      ["`Ledger.record`, synchronous = NORMAL (no fsync)", timed(normal)],
+      ["bare INSERT through the driver, FULL", timedBare(bareFull)],
+      ["bare INSERT through the driver, NORMAL", timedBare(bareNormal)]
+    ]
+    const samples = variants.map(() => [] as Array<Sample>)
     for (let i = 0; i < warmup + n; i++) {
-      const measured = i >= warmup
-      const a = yield* timed(full)
-      const b = yield* timed(normal)
-      const c = timedBare(bareFull)
-      const d = timedBare(bareNormal)
-      if (measured) {
-        samples.full.push(a)
-        samples.normal.push(b)
-        samples.bareFull.push(c)
-        samples.bareNormal.push(d)
+      // Which variant goes first turns with the round: none always follows another's fsync.
+      for (let j = 0; j < variants.length; j++) {
+        const k = (i + j) % variants.length
+        const sample = yield* variants[k]![1]
+        if (i >= warmup) samples[k]!.push(sample)
       }
     }
-    return {
-      n,
-      rows: [
-        figures("`Ledger.record`, synchronous = FULL (the ledger)", samples.full),
-        figures("`Ledger.record`, synchronous = NORMAL (baseline)", samples.normal),
-        figures("bare INSERT through the driver, FULL", samples.bareFull),
-        figures("bare INSERT through the driver, NORMAL", samples.bareNormal)
-      ]
-    }
+    return { n, rows: variants.map(([variant], k) => figures(variant, samples[k]!)) }
   }))
 
 export const markdown = (result: { readonly n: number; readonly rows: ReadonlyArray<LedgerFigures> }) =>
   [
     `Ledger record, ${result.n} calls per variant, WAL, one file each (ms)`,
     "",
-    "| variant | p50 | p99 | max |",
-    "| --- | --- | --- | --- |",
-    ...result.rows.map((row) => `| ${row.variant} | ${row.p50.toFixed(3)} | ${row.p99.toFixed(3)} | ${row.max.toFixed(3)} |`)
+    "| variant | p50 | p99 | max | CPU per record, p50 |",
+    "| --- | ---: | ---: | ---: | ---: |",
+    ...result.rows.map((row) =>
+      `| ${row.variant} | ${row.p50.toFixed(3)} | ${row.p99.toFixed(3)} | ${row.max.toFixed(3)} | ${row.cpu.toFixed(3)} |`
+    )
   ].join("\n")
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

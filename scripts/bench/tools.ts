@@ -29,7 +29,9 @@
  * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
  * removed at the end) and loads its node's modules through tsx into this process: a second node with its own
  * data dir, port and probe process, whose `PackageTools.call` of the read is a fourth variant of the read rounds,
- * so before and after are measured in the same run under the same load.
+ * so before and after are measured in the same run under the same load. Its write call (over its own ledger, the
+ * record timed inside) is a third variant of the write rounds, and its ledger a variant of the ledger's
+ * micro-benchmark.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -39,6 +41,7 @@ import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
 import * as Scripted from "../../layers/node/model/Scripted.js"
 import { NodeApi } from "../../schema/node/Api.js"
@@ -51,7 +54,7 @@ import { TaskApprovals } from "../../services/node/TaskApprovals.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
 import { probeCopy, probeId } from "../../test/node/tools/Fixtures.js"
 import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
-import { benchLedger } from "./ledger.js"
+import { type BaselineLedger, benchLedger } from "./ledger.js"
 import { checkoutBaseline, removeBaseline } from "./node/builds.js"
 import { currentModules, loadModules, type NodeModules } from "./node/modules.js"
 import { type Figures, report, type Results } from "./tools/report.js"
@@ -243,7 +246,24 @@ const startNode = (modules: NodeModules, folder: string) =>
     return { context, baseUrl, token, conversationId }
   })
 
-const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(function*() {
+/** What the write rounds and the ledger's micro-benchmark take from the baseline commit besides its node. */
+interface LedgerModules {
+  readonly Ledger: typeof Ledger
+  readonly PackageToolsLive: typeof PackageToolsLive
+  readonly SqlLedger: typeof import("../../layers/node/ledger/SqlLedger.js")
+}
+
+const loadLedgerModules = async (dir: string): Promise<LedgerModules> => {
+  const load = (file: string) => import(pathToFileURL(path.join(dir, file)).href)
+  const [ledger, packageTools, sqlLedger] = await Promise.all([
+    load("services/node/Ledger.ts"),
+    load("layers/node/packages/PackageTools.ts"),
+    load("layers/node/ledger/SqlLedger.ts")
+  ])
+  return { Ledger: ledger.Ledger, PackageToolsLive: packageTools, SqlLedger: sqlLedger }
+}
+
+const run = (baseline: NodeModules | undefined, baselineLedger: LedgerModules | undefined) => Effect.scoped(Effect.gen(function*() {
   const folder = probeCopy()
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
   const { context, baseUrl, token, conversationId } = yield* startNode(currentModules, folder)
@@ -313,11 +333,27 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
   const withoutLedger = yield* over(noLedger)
   const writeInput = { key: "colour", value: "blue" }
   log(`Write: ${writes} calls each, after ${warmup} unmeasured`)
-  const [writeNoLedger, writeLedger] = yield* interleaved(part("write") ? writes : 1, part("write") ? warmup : 0, [
+  // The baseline node's write call over its own ledger, its record timed the same way.
+  const beforeRecordTimes: Array<Sample> = []
+  const beforeWrite = before === undefined || baselineLedger === undefined ? [] : [yield* Effect.map(
+    baselineLedger.PackageToolsLive.make().pipe(Effect.provide(Context.add(
+      before.context,
+      baselineLedger.Ledger,
+      timedLedger(Context.get(before.context, baselineLedger.Ledger), beforeRecordTimes)
+    ))),
+    (beforeTools) =>
+      timed(Effect.flatMap(
+        beforeTools.call({ ...callContext, conversationId: before.conversationId }, "probe-service__write_value", writeInput),
+        expectDone
+      ))
+  )]
+  const [writeNoLedger, writeLedger, writeBefore] = yield* interleaved(part("write") ? writes : 1, part("write") ? warmup : 0, [
     timed(Effect.flatMap(withoutLedger.call(callContext, "probe-service__write_value", writeInput), expectDone)),
-    timed(Effect.flatMap(withLedger.call(callContext, "probe-service__write_value", writeInput), expectDone))
+    timed(Effect.flatMap(withLedger.call(callContext, "probe-service__write_value", writeInput), expectDone)),
+    ...beforeWrite
   ])
   const record = figures(recordTimes.slice(warmup))
+  const beforeRecord = writeBefore === undefined ? undefined : figures(beforeRecordTimes.slice(warmup))
 
   // 3. Whole turns over HTTP, each pair in a conversation of its own so history is alike.
   let turnFigures: Results["turns"]
@@ -332,11 +368,27 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
   }
 
   log("Ledger micro-benchmark (scripts/bench/ledger.ts)")
-  const ledgerBench = yield* benchLedger({ n: part("ledger") ? writes : 1, warmup: part("ledger") ? 200 : 0 })
+  const baselineBench: BaselineLedger | undefined = baseline === undefined || baselineLedger === undefined
+    ? undefined
+    : (dir) =>
+      Effect.map(
+        Layer.build(baselineLedger.SqlLedger.layer(dir).pipe(Layer.provide(baseline.NodeDatabase.layer(dir)))),
+        (context) => Context.get(context, baselineLedger.Ledger)
+      )
+  const ledgerBench = yield* benchLedger({
+    n: part("ledger") ? writes : 1,
+    warmup: part("ledger") ? 200 : 0,
+    baseline: baselineBench
+  })
   return {
     read: { direct: directRead!, node: nodeRead!, twin: twinRead!, ...(beforeRead === undefined ? {} : { before: beforeRead }) },
     breakdown,
-    write: { noLedger: writeNoLedger!, ledger: writeLedger!, record },
+    write: {
+      noLedger: writeNoLedger!,
+      ledger: writeLedger!,
+      record,
+      ...(writeBefore === undefined || beforeRecord === undefined ? {} : { before: writeBefore, beforeRecord })
+    },
     turns: turnFigures,
     ledgerBench
   } satisfies Results
@@ -348,7 +400,10 @@ const main = async () => {
   try {
     const otherWork = await otherWorkCores()
     const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
-    const results = await Effect.runPromise(run(baseline === undefined ? undefined : await loadModules(baseline.dir)))
+    const results = await Effect.runPromise(run(
+      baseline === undefined ? undefined : await loadModules(baseline.dir),
+      baseline === undefined ? undefined : await loadLedgerModules(baseline.dir)
+    ))
     const section = report(results, {
       n,
       writes,

@@ -4,14 +4,18 @@
  * commits at a power loss: a ledger record may not). Its own client, never provided as the `SqlClient` tag, so
  * it cannot be mistaken for the main database. Opening never fails the node: a file that cannot be opened or
  * migrated answers `LedgerUnavailable`, and the next write tries again.
+ *
+ * Its checkpoints run on a worker thread (layers/node/sql/WalCheckpoints.ts, as for the main database): SQLite's
+ * automatic checkpoint would otherwise run inside the commit of every ~300th record, copying the WAL back and
+ * fsyncing the database file on the event loop, while that record waits (the record's p99 tail).
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
 import { Migrator, SqlClient } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Effect, ExecutionStrategy, Exit, Scope, String } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { LedgerUnavailable } from "../../../services/node/LedgerErrors.js"
+import * as WalCheckpoints from "../sql/WalCheckpoints.js"
+import * as LedgerClient from "./LedgerClient.js"
 import effects from "./migrations/0001_effects.js"
 
 export const ledgerFile = (dataDir: string) => path.join(dataDir, "ledger.sqlite")
@@ -26,14 +30,21 @@ export const describe = (cause: Cause.Cause<unknown>): string => {
 }
 
 /** Runs `effect` against the ledger's client (its own, not the context's `SqlClient`). */
-export const using = (client: SqliteClient.SqliteClient) =>
+export const using = (client: SqlClient.SqlClient) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, SqlClient.SqlClient>> =>
   Effect.provideService(effect, SqlClient.SqlClient, client)
 
-export interface Opened {
-  readonly client: SqliteClient.SqliteClient
-  /** Closing it closes the file. */
+export interface Opened extends LedgerClient.LedgerClient {
+  /** Closing it closes the file (and its checkpoint worker). */
   readonly scope: Scope.CloseableScope
+  readonly checkpoints: Effect.Effect.Success<ReturnType<typeof WalCheckpoints.make>>
+}
+
+export interface OpenOptions {
+  /** `NORMAL` only for the benchmark's baseline: the ledger itself always commits with `FULL`. */
+  readonly synchronous?: "FULL" | "NORMAL" | undefined
+  /** When the checkpoint worker starts and how often it runs (WalCheckpoints' defaults). */
+  readonly checkpoints?: Pick<WalCheckpoints.Options, "interval" | "startAtBytes"> | undefined
 }
 
 /**
@@ -43,7 +54,7 @@ export interface Opened {
 export const open = (
   dataDir: string,
   parent: Scope.Scope,
-  options: { readonly synchronous?: "FULL" | "NORMAL" } = {}
+  options: OpenOptions = {}
 ): Effect.Effect<Opened, LedgerUnavailable> =>
   Effect.gen(function*() {
     const scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
@@ -51,19 +62,20 @@ export const open = (
       Effect.gen(function*() {
         yield* Effect.sync(() => fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 }))
         // The driver opens the file while the client is made and throws (a defect) when it cannot.
-        const client = yield* SqliteClient.make({
-          filename: ledgerFile(dataDir),
-          transformResultNames: String.snakeToCamel,
-          transformQueryNames: String.camelToSnake
-        }).pipe(Effect.provide(Reactivity.layer), Scope.extend(scope))
+        const opened = yield* Scope.extend(LedgerClient.make(ledgerFile(dataDir)), scope)
+        const client = opened.client
         yield* client`PRAGMA journal_mode = WAL`
         yield* client`PRAGMA synchronous = ${client.literal(options.synchronous ?? "FULL")}`
         yield* client`PRAGMA busy_timeout = 5000`
         yield* Migrator.make({})({ loader, table: "ledger_migrations" }).pipe(using(client))
-        return client
+        const checkpoints = yield* WalCheckpoints.run({ ...options.checkpoints, filename: ledgerFile(dataDir) }).pipe(
+          using(client),
+          Scope.extend(scope)
+        )
+        return { ...opened, checkpoints }
       }).pipe(Effect.catchAllDefect(Effect.fail))
     )
-    if (Exit.isSuccess(exit)) return { client: exit.value, scope }
+    if (Exit.isSuccess(exit)) return { ...exit.value, scope }
     yield* Scope.close(scope, exit)
     return yield* new LedgerUnavailable({ operation: "record", detail: describe(exit.cause) })
   })

@@ -8,7 +8,6 @@
  * effect gets its notice if it lacks one.
  */
 import { SqlClient } from "@effect/sql"
-import type { SqliteClient } from "@effect/sql-sqlite-node"
 import { Cause, Clock, DateTime, Effect, Exit, Layer, Option, Ref, Schema, Scope, SynchronizedRef } from "effect"
 import { Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
@@ -22,7 +21,7 @@ import {
   type UnknownReason
 } from "../../../services/node/Ledger.js"
 import { EffectNotFound, EffectNotUnknown, LedgerUnavailable } from "../../../services/node/LedgerErrors.js"
-import { describe, open, type Opened } from "./LedgerDatabase.js"
+import { describe, open, type Opened, type OpenOptions } from "./LedgerDatabase.js"
 
 const Flag = Schema.transform(Schema.Literal(0, 1), Schema.Boolean, {
   strict: true,
@@ -75,16 +74,23 @@ const toRecord = (row: EffectRow): EffectRecord => {
 /** The inbox notice of an unknown effect: one per effect, whoever writes it first. */
 export const noticeIdOf = (effectId: string) => `ntc_${effectId}`
 
-export interface Options {
-  /** `NORMAL` only for the benchmark's baseline: the ledger itself always commits with `FULL`. */
-  readonly synchronous?: "FULL" | "NORMAL"
-}
+export type Options = OpenOptions
+
+/**
+ * The two writes of every risky call, as constant texts run on the ledger's own handle (prepared once): a record
+ * and its answer. Every other statement goes through the client.
+ */
+const insertEffect = `INSERT INTO effects (id, task_id, conversation_id, package_id, package_digest, tool, risk, origin,
+  input, summary, status, may_have_run, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'sent', 1, ?)`
+const answerEffect = `UPDATE effects SET status = 'answered', answer = ?, answered_at = ? WHERE id = ? AND status = 'sent'`
+
+const isoOf = (millis: number) => DateTime.formatIso(DateTime.unsafeMake(millis))
 
 export const make = (dataDir: string, options: Options = {}) =>
   Effect.gen(function*() {
     const main = yield* SqlClient.SqlClient
     const layerScope = yield* Effect.scope
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))
+    const now = Effect.map(Clock.currentTimeMillis, isoOf)
 
     /** Writes the notices of these unknown effects; a main database that refuses is logged, and repaired at start. */
     const notify = (records: ReadonlyArray<EffectRecord>) =>
@@ -115,7 +121,7 @@ export const make = (dataDir: string, options: Options = {}) =>
       )
 
     /** Effects cut off by the last run, and unknown effects whose notice is missing. */
-    const recover = (client: SqliteClient.SqliteClient) =>
+    const recover = (client: SqlClient.SqlClient) =>
       Effect.gen(function*() {
         const cut = yield* client`UPDATE effects SET status = 'unknown', reason = 'interrupted-by-restart', may_have_run = 1
           WHERE status = 'sent' RETURNING id`
@@ -138,25 +144,26 @@ export const make = (dataDir: string, options: Options = {}) =>
     const recovered = yield* Ref.make(false)
     const openOrReuse = SynchronizedRef.modifyEffect(state, (current) =>
       Option.match(current, {
-        onSome: (opened) => Effect.succeed([opened.client, current] as const),
+        onSome: (opened) => Effect.succeed([opened, current] as const),
         onNone: () =>
           Effect.gen(function*() {
             const opened = yield* open(dataDir, layerScope, options)
             if (!(yield* Ref.get(recovered))) {
               if (yield* recover(opened.client)) yield* Ref.set(recovered, true)
             }
-            return [opened.client, Option.some(opened)] as const
+            return [opened, Option.some(opened)] as const
           })
       }))
     // The open file without taking the lock: every record goes through here.
-    const client = Effect.flatMap(
+    const current = Effect.flatMap(
       SynchronizedRef.get(state),
-      Option.match({ onSome: (opened) => Effect.succeed(opened.client), onNone: () => openOrReuse })
+      Option.match({ onSome: Effect.succeed, onNone: () => openOrReuse })
     )
+    const client = Effect.map(current, (opened) => opened.client)
     /** Drops the file after a failed write (only if it is still the one that failed). */
-    const reopenLater = (failed: SqliteClient.SqliteClient) =>
+    const reopenLater = (failed: Opened) =>
       SynchronizedRef.updateEffect(state, (current) =>
-        Option.isSome(current) && current.value.client === failed
+        Option.isSome(current) && current.value === failed
           ? Effect.as(Scope.close(current.value.scope, Exit.void), Option.none())
           : Effect.succeed(current))
 
@@ -170,30 +177,30 @@ export const make = (dataDir: string, options: Options = {}) =>
         () => Effect.fail(new LedgerUnavailable({ operation, detail: describe(cause) }))
       )
 
-    /** A write on the ledger: any failure of the database (or of opening it) is `LedgerUnavailable`. */
-    const write = <A, E>(
-      operation: LedgerUnavailable["operation"],
-      body: (sql: SqliteClient.SqliteClient) => Effect.Effect<A, E>
-    ) => {
-      const attempt = Effect.flatMap(client, (sql) =>
-        Effect.onError(body(sql), (cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : reopenLater(sql))))
+    /**
+     * A write on the ledger: any failure of the database (or of opening it) is `LedgerUnavailable`. Its span
+     * captures no stack trace (a `new Error()` per record otherwise).
+     */
+    const write = <A, E>(operation: LedgerUnavailable["operation"], body: (opened: Opened) => Effect.Effect<A, E>) => {
+      const attempt = Effect.flatMap(current, (opened) =>
+        Effect.onError(body(opened), (cause) => (Cause.isInterruptedOnly(cause) ? Effect.void : reopenLater(opened))))
       // Once more on a freshly opened file: the open one may predate a repair (a file made writable again keeps
       // its read-only handle). Every write is conditional or new, so a second attempt changes nothing twice.
       return attempt.pipe(
         Effect.catchAllCause(() => attempt),
         Effect.catchAllCause(unavailable(operation)),
-        Effect.withSpan(`Ledger.${operation}`)
+        Effect.withSpan(`Ledger.${operation}`, { captureStackTrace: false })
       )
     }
 
-    const find = (sql: SqliteClient.SqliteClient, effectId: string) =>
+    const find = (sql: SqlClient.SqlClient, effectId: string) =>
       Effect.map(
         Effect.flatMap(sql`SELECT * FROM effects WHERE id = ${effectId}`, decodeRows),
         (rows) => Option.map(Option.fromNullable(rows[0]), toRecord)
       )
 
     /** A read: what the file gives, or nothing when it cannot be read (never a failure). */
-    const read = <A>(what: string, empty: A, body: (sql: SqliteClient.SqliteClient) => Effect.Effect<A, unknown>) =>
+    const read = <A>(what: string, empty: A, body: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
       Effect.flatMap(client, body).pipe(
         Effect.catchAllCause((cause) =>
           Effect.as(Effect.logWarning(`The effect ledger could not be read (${what})`, describe(cause)), empty)
@@ -201,50 +208,51 @@ export const make = (dataDir: string, options: Options = {}) =>
       )
 
     const record = (effect: NewEffect) =>
-      write("record", (sql) =>
-        Effect.gen(function*() {
-          const effectId = yield* makeId("eff")
-          const recordedAt = yield* now
-          const stored: EffectRecord = {
-            ...effect,
-            effectId,
-            status: "sent",
-            mayHaveRun: true,
-            reason: null,
-            answer: null,
-            checked: false,
-            recordedAt,
-            answeredAt: null,
-            reconciled: null
-          }
-          yield* sql`INSERT INTO effects ${
-            sql.insert({
-              id: effectId,
-              taskId: effect.taskId,
-              conversationId: effect.conversationId,
-              packageId: effect.packageId,
-              packageDigest: effect.packageDigest,
-              tool: effect.tool,
-              risk: effect.risk,
-              origin: effect.origin,
-              input: JSON.stringify(effect.input ?? null),
-              summary: effect.summary,
+      write("record", (opened) =>
+        Effect.flatMap(makeId("eff"), (effectId) =>
+          Effect.clockWith((clock) => {
+            const recordedAt = isoOf(clock.unsafeCurrentTimeMillis())
+            const stored: EffectRecord = {
+              ...effect,
+              effectId,
               status: "sent",
-              mayHaveRun: 1,
-              recordedAt
-            })
-          }`
-          return stored
-        }))
+              mayHaveRun: true,
+              reason: null,
+              answer: null,
+              checked: false,
+              recordedAt,
+              answeredAt: null,
+              reconciled: null
+            }
+            return Effect.as(
+              opened.write(insertEffect, [
+                effectId,
+                effect.taskId,
+                effect.conversationId,
+                effect.packageId,
+                effect.packageDigest,
+                effect.tool,
+                effect.risk,
+                effect.origin,
+                JSON.stringify(effect.input ?? null),
+                effect.summary,
+                recordedAt
+              ]),
+              stored
+            )
+          })))
 
     const answer: Ledger["Type"]["answer"] = (effectId, given) =>
-      write("answer", (sql) =>
-        Effect.flatMap(now, (at) =>
-          sql`UPDATE effects SET status = 'answered', answer = ${JSON.stringify({ isError: given.isError, output: given.output ?? null })},
-            answered_at = ${at} WHERE id = ${effectId} AND status = 'sent'`)).pipe(Effect.asVoid)
+      write("answer", (opened) =>
+        Effect.clockWith((clock) =>
+          opened.write(answerEffect, [
+            JSON.stringify({ isError: given.isError, output: given.output ?? null }),
+            isoOf(clock.unsafeCurrentTimeMillis()),
+            effectId
+          ])))
 
     const unknown = (effectId: string, reason: UnknownReason) =>
-      write("unknown", (sql) =>
+      write("unknown", ({ client: sql }) =>
         Effect.gen(function*() {
           const moved = yield* sql`UPDATE effects SET status = 'unknown', reason = ${reason}, may_have_run = 1
             WHERE id = ${effectId} AND status = 'sent' RETURNING id`
@@ -260,7 +268,7 @@ export const make = (dataDir: string, options: Options = {}) =>
       )
 
     const markChecked: Ledger["Type"]["markChecked"] = (effectId) =>
-      write("mark-checked", (sql) => sql`UPDATE effects SET checked = 1 WHERE id = ${effectId} AND reconciled_at IS NULL`).pipe(
+      write("mark-checked", ({ client: sql }) => sql`UPDATE effects SET checked = 1 WHERE id = ${effectId} AND reconciled_at IS NULL`).pipe(
         Effect.asVoid
       )
 
@@ -279,7 +287,7 @@ export const make = (dataDir: string, options: Options = {}) =>
       | { readonly _tag: "settled"; readonly status: EffectNotUnknown["status"] }
 
     const reconcile: Ledger["Type"]["reconcile"] = (effectId, given) =>
-      write("reconcile", (sql) =>
+      write("reconcile", ({ client: sql }) =>
         Effect.gen(function*() {
           const current = yield* find(sql, effectId)
           if (Option.isNone(current)) return { _tag: "missing" } as Settling

@@ -160,18 +160,27 @@ export const make = (options: Options) =>
   })
 
 /**
- * The node database's checkpoints on a worker, looked at every `interval` of real time for as long as the layer
- * lives. A checkpoint that fails leaves the main connection checkpointing by itself and is tried again later.
+ * The checkpoints of `options.filename` (the context's `SqlClient` is its main connection) on a worker, looked at
+ * every `interval` of real time for as long as the current scope lives. A checkpoint that fails leaves the main
+ * connection checkpointing by itself and is tried again later. Answers what `make` answers.
  */
-export const layer = (options: Options): Layer.Layer<never, never, SqlClient.SqlClient> =>
-  Layer.scopedDiscard(Effect.gen(function*() {
-    const { tick } = yield* make(options)
-    yield* tick.pipe(
+export const run = (options: Options) =>
+  Effect.gen(function*() {
+    const checkpoints = yield* make(options)
+    yield* checkpoints.tick.pipe(
       Effect.catchAll((why) => Effect.as(Effect.logWarning(`WAL checkpoint on the worker failed: ${why}`), Option.none())),
       Effect.repeat(Schedule.spaced(options.interval ?? defaultInterval)),
       // Real time, not the node's Clock: the cadence is the disk's business, and a test's TestClock moved by a day
       // would otherwise run 345,600 ticks.
       Effect.withClock(Clock.make()),
+      // Interruptible whatever the caller's region: a fiber forked where interruption is off (the ledger opens its
+      // file inside a write, which may run uninterruptibly) would inherit that, and closing the scope would wait
+      // for it for ever.
+      Effect.interruptible,
       Effect.forkScoped
     )
-  }))
+    return checkpoints
+  })
+
+/** The node database's checkpoints on a worker, for as long as the layer lives (`run`). */
+export const layer = (options: Options): Layer.Layer<never, never, SqlClient.SqlClient> => Layer.scopedDiscard(run(options))

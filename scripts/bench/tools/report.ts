@@ -13,7 +13,14 @@ export interface Figures {
 
 export interface Results {
   readonly read: { readonly direct: Figures; readonly node: Figures; readonly twin: Figures; readonly before?: Figures }
-  readonly write: { readonly noLedger: Figures; readonly ledger: Figures; readonly record: Figures }
+  readonly write: {
+    readonly noLedger: Figures
+    readonly ledger: Figures
+    readonly record: Figures
+    /** The baseline node's write call and its record, when a baseline ran. */
+    readonly before?: Figures
+    readonly beforeRecord?: Figures
+  }
   readonly breakdown: ReadonlyArray<readonly [string, Figures]>
   readonly turns: { readonly plain: Figures; readonly tool: Figures } | undefined
   readonly ledgerBench: { readonly n: number; readonly rows: ReadonlyArray<LedgerFigures> }
@@ -44,6 +51,11 @@ export const report = (results: Results, settings: Settings) => {
   const beforeRow = before === undefined ? "" : `\n${row(`the same call on the baseline node, ${baseline ?? "before"} (loaded into this process)`, before)}`
   const beforeText = before === undefined ? "" : ` The baseline node adds ${ms(before.p50 - results.read.direct.p50)} ms at p50 and ${ms(before.p99 - results.read.direct.p99)} ms at p99 in the same rounds; CPU per call ${ms(before.cpu)} ms against ${ms(results.read.node.cpu)} ms now.`
   const writeAdded = results.write.ledger.p99 - results.write.noLedger.p99
+  const { before: writeBefore, beforeRecord } = results.write
+  const writeBeforeRows = writeBefore === undefined || beforeRecord === undefined ? "" : `
+${row(`the same call on the baseline node, ${baseline ?? "before"}, over its ledger`, writeBefore)}
+${row("its `Ledger.record` (the baseline's), timed inside those calls", beforeRecord)}`
+  const writeBeforeText = beforeRecord === undefined ? "" : ` The baseline's record in the same rounds: ${ms(beforeRecord.p50)} ms p50, ${ms(beforeRecord.p99)} ms p99, CPU ${ms(beforeRecord.cpu)} ms per record against ${ms(results.write.record.cpu)} ms now.`
   const breakdownTable = results.breakdown.length === 0 ? "" : `
 Where it goes: the pieces of that call, each alone, ${Math.max(1, Math.floor(n / 4)).toLocaleString("en-US")} times, interleaved the same way (ms):
 
@@ -86,9 +98,9 @@ Write tool (\`write_value\`, risk local-write), times in ms:
 | --- | ---: | ---: | ---: | ---: |
 ${row("`PackageTools.call` over a ledger that stores nothing", results.write.noLedger)}
 ${row("`PackageTools.call` over the node's ledger (record and answer)", results.write.ledger)}
-${row("its `Ledger.record`, timed inside those calls", results.write.record)}
+${row("its `Ledger.record`, timed inside those calls", results.write.record)}${writeBeforeRows}
 
-The ledger's record inside the call: ${ms(results.write.record.p99)} ms p99 (the whole call, record and answer, ${ms(writeAdded)} ms more at p99 than without a ledger). Target ≤ 1 ms p99: ${verdict(results.write.record.p99 <= 1)}.
+The ledger's record inside the call: ${ms(results.write.record.p99)} ms p99 (the whole call, record and answer, ${ms(writeAdded)} ms more at p99 than without a ledger). Target ≤ 1 ms p99: ${verdict(results.write.record.p99 <= 1)}.${writeBeforeText}
 
 ${ledgerMarkdown(results.ledgerBench)}
 ${turnsTable}
