@@ -166,7 +166,8 @@ export const make = Effect.gen(function*() {
 
   /**
    * A tool binding: the package tool through policy and ledger (PackageTools), its outcome as the press's answer;
-   * the timeline row and the revision are left to the press's closing transaction.
+   * the call's audit row, the timeline row and the revision are left to the press's closing transaction (the call's
+   * row first, as when PackageTools wrote it itself, but without a commit of its own).
    */
   const pressTool = (
     caller: Caller,
@@ -190,16 +191,18 @@ export const make = Effect.gen(function*() {
         ) satisfies Outcome)
       }
       const outcome = yield* tools.call(
-        { taskId, conversationId: instance.conversationId, origin: caller.surface, channel: caller.channel },
+        { taskId, conversationId: instance.conversationId, origin: caller.surface, channel: caller.channel, auditByCaller: true },
         offered.name,
         press.input
       )
       const mapped = callOutcome(outcome, { taskId, invocationId: press.invocationId, instanceId: instance.instanceId })
-      if (!mapped.recordsTimeline) return settled(mapped.answer)
-      return Effect.map(
-        recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status),
-        (revision): Outcome => Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
-      )
+      const settle: Settle = mapped.recordsTimeline
+        ? Effect.map(
+          recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status),
+          (revision): Outcome => Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
+        )
+        : settled(mapped.answer)
+      return outcome.audit === undefined ? settle : Effect.zipRight(audit.append(outcome.audit), settle)
     })
 
   /** An agent binding: a turn of its own, its instruction from the manifest and the widget's description as data. */
