@@ -67,10 +67,8 @@ export const make = Effect.gen(function*() {
   const runFirst = (member: Member) =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(member.run)
-      if (Exit.isFailure(exit)) {
-        yield* rollbackAll
-        yield* begin
-      }
+      // As a pair: a stop between them would leave no transaction for withTransaction's own end to close.
+      if (Exit.isFailure(exit)) yield* Effect.uninterruptible(Effect.zipRight(rollbackAll, begin))
       return exit
     })
 
