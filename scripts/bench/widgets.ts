@@ -11,9 +11,13 @@
  *   3. the press: POST /conversations/{id}/widgets/{instanceId}/actions over HTTP (fetch, person headers),
  *      each with a new invocation id at the instance's current revision, answered 200 `done`.
  *
+ * Each variant's CPU per call (process.cpuUsage around each call; the variants run one at a time) is printed beside
+ * its wall times: on a shared machine the comparable figure.
+ *
  * Target: the press's p99 at most 3 ms above the tool call's. A binding allows at most 600 presses a minute, so
  * presses turn over several placed instances. Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N,
- * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md.
+ * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md. BENCH_WIDGETS_ONLY=press
+ * runs only this node's press (to profile it: `node --cpu-prof --import tsx scripts/bench/widgets.ts`), writing no docs.
  *
  * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
  * removed at the end) and loads its node's modules through tsx into this process: a second node, its own module
@@ -39,6 +43,8 @@ import { currentModules, loadModules, type NodeModules } from "./node/modules.js
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
 const warmup = 100
+/** BENCH_WIDGETS_ONLY=press: only this node's press runs (for a CPU profile of it); nothing is written to the docs. */
+const pressOnly = process.env.BENCH_WIDGETS_ONLY === "press"
 const appSecret = "bench-app-secret"
 const perInstance = 500
 
@@ -46,6 +52,8 @@ interface Figures {
   readonly p50: number
   readonly p99: number
   readonly max: number
+  /** This process's CPU (user + system, every thread) per call, ms: the client's, the node's and the SDK's side. */
+  readonly cpu: number
 }
 
 /**
@@ -83,15 +91,31 @@ const statementsPer = <E, R>(press: Effect.Effect<unknown, E, R>, presses: numbe
 
 const counted = 50
 
-const figures = (samples: ReadonlyArray<number>): Figures => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), max: sorted[sorted.length - 1] ?? Number.NaN }
+const figures = (samples: ReadonlyArray<Sample>): Figures => {
+  const sorted = samples.map((s) => s.ms).sort((a, b) => a - b)
+  return {
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    cpu: samples.reduce((sum, s) => sum + s.cpu, 0) / samples.length
+  }
 }
 
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<number, E, R> =>
+interface Sample {
+  readonly ms: number
+  readonly cpu: number
+}
+
+/** Wall time and this process's CPU of one call (the variants run one at a time, so the CPU is the call's). */
+const timed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Sample, E, R> =>
   Effect.suspend(() => {
+    const cpu = process.cpuUsage()
     const started = performance.now()
-    return Effect.map(effect, () => performance.now() - started)
+    return Effect.map(effect, () => {
+      const ms = performance.now() - started
+      const used = process.cpuUsage(cpu)
+      return { ms, cpu: (used.user + used.system) / 1000 }
+    })
   })
 
 const headers = (token: string) => ({
@@ -230,12 +254,13 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
   const perPress = yield* statementsPer(current.press(input), counted)
   const baselinePerPress = before === undefined ? undefined : yield* statementsPer(before.press(input), counted)
   log(`${n} rounds of ${variants.length} variants, after ${warmup} unmeasured`)
-  const samples = variants.map(() => [] as Array<number>)
+  const samples = variants.map(() => [] as Array<Sample>)
   for (let round = 0; round < warmup + n; round++) {
     for (let k = 0; k < variants.length; k++) {
       const i = (round + k) % variants.length
-      const ms = yield* variants[i]!
-      if (round >= warmup) samples[i]!.push(ms)
+      if (pressOnly && i !== 2) continue
+      const sample = yield* variants[i]!
+      if (round >= warmup) samples[i]!.push(sample)
     }
   }
   const [toolCall, toolPath, pressFigures, baselinePress] = samples.map(figures)
@@ -252,7 +277,7 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
 
 const ms = (value: number) => value.toFixed(2)
 
-const row = (label: string, f: Figures) => `| ${label} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} |`
+const row = (label: string, f: Figures) => `| ${label} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} | ${ms(f.cpu)} |`
 
 const main = async () => {
   const baselineRef = process.env.BENCH_BASELINE_REF
@@ -267,18 +292,18 @@ const main = async () => {
       "",
       `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") loaded from a temporary worktree into the same process as a second node`}; load average ${load}, other work on ${otherWork.toFixed(2)} cores${otherWork > 0.5 ? " (a loaded machine: other helpers were running)" : ""}.`,
       "",
-      "| variant | p50 ms | p99 ms | max ms |",
-      "| --- | ---: | ---: | ---: |",
+      "| variant | p50 ms | p99 ms | max ms | CPU ms per call |",
+      "| --- | ---: | ---: | ---: | ---: |",
       row("the tool call itself (SDK client → probe `read_value`)", results.toolCall),
       row("the node's tool path (`PackageTools.call`)", results.toolPath),
       row("a `done` press of the read binding over HTTP", results.press),
       ...(results.baselinePress === undefined ? [] : [row(`the same press on the baseline ${baseline!.commit}`, results.baselinePress)]),
       "",
-      `The press adds ${added(results.press)} to the tool call (target: at most 3 ms p99)${results.baselinePress === undefined ? "" : `; on the baseline ${added(results.baselinePress)}`}: the HTTP round trip, the checks of the instance, the claim of the invocation id (its own commit, before the call), then the timeline row, the revision, the stored answer and the audit row in one transaction. SQL statements per press (counted at the driver over ${counted} presses, the tool path's audit row included): ${results.statements.toFixed(1)}${results.baselineStatements === undefined ? "" : ` (baseline ${results.baselineStatements.toFixed(1)})`}. Presses turned over ${results.instances} placed instances per node (600 presses a minute per binding at most); the client is node:http over one kept-alive connection per node. BENCH_BASELINE_REF=<commit> adds the press of that commit's node, measured beside this one.`,
+      `The press adds ${added(results.press)} to the tool call (target: at most 3 ms p99)${results.baselinePress === undefined ? "" : `; on the baseline ${added(results.baselinePress)}`}: the HTTP round trip, the checks of the instance, the claim of the invocation id (its own commit, before the call), then the timeline row, the revision, the stored answer and the audit rows (the call's and the press's, one INSERT) in one transaction. SQL statements per press (counted at the driver over ${counted} presses, the tool call's audit row included): ${results.statements.toFixed(1)}${results.baselineStatements === undefined ? "" : ` (baseline ${results.baselineStatements.toFixed(1)})`}. The CPU column is this process's CPU (user + system, all threads) per call: the client's, the node's and the SDK client's share, not the probe service's (a child process). Presses turned over ${results.instances} placed instances per node (600 presses a minute per binding at most); the client is node:http over one kept-alive connection per node. BENCH_BASELINE_REF=<commit> adds the press of that commit's node, measured beside this one.`,
       ""
     ].join("\n")
     console.log(`\n${section}`)
-    if (process.env.BENCH_WIDGETS_DOCS !== "0") log(`Wrote ${writeDocs("widgets", section)}`)
+    if (process.env.BENCH_WIDGETS_DOCS !== "0" && !pressOnly) log(`Wrote ${writeDocs("widgets", section)}`)
   } finally {
     removeBaseline()
   }

@@ -17,5 +17,7 @@ export interface AuditRecord extends AuditEntry {
 
 export class AuditLog extends Context.Tag("clark/node/AuditLog")<AuditLog, {
   readonly append: (entry: AuditEntry) => Effect.Effect<void>
+  /** Several entries in one statement, in order (a widget press's row with its tool call's). */
+  readonly appendAll: (entries: ReadonlyArray<AuditEntry>) => Effect.Effect<void>
   readonly list: (filter?: { readonly kind?: string }) => Effect.Effect<ReadonlyArray<AuditRecord>>
 }>() {}

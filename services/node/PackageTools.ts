@@ -8,6 +8,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { Decision } from "../../schema/node/Work.js"
 import type { RiskClass, Tool } from "../../schema/node/Manifest.js"
 import type { Channel, Surface } from "../../schema/node/Security.js"
+import type { AuditEntry } from "./AuditLog.js"
 import type { ToolSpec } from "./ModelProvider.js"
 import type { TaskApproval } from "./TaskApprovals.js"
 import type { ApprovalAlreadyDecided, ApprovalExpired, ApprovalForged, ApprovalNotFound } from "./PackageErrors.js"
@@ -27,6 +28,11 @@ export interface CallContext {
   readonly conversationId: string
   readonly origin: Surface
   readonly channel: Channel
+  /**
+   * The caller writes the call's audit row itself, in the unit of work that records the call's outcome (a widget
+   * press's closing transaction): the row comes back as `CallOutcome.audit` instead of costing a commit of its own.
+   */
+  readonly auditByCaller?: boolean | undefined
 }
 
 export interface OfferedTool extends ToolSpec {
@@ -53,6 +59,8 @@ export interface CallOutcome {
   /** The turn ends after this call: the task waits for the person (an approval, an unknown effect). */
   readonly endsTurn?: boolean | undefined
   readonly details: CallDetails
+  /** The call's audit row, left to the caller (`CallContext.auditByCaller`); otherwise already appended. */
+  readonly audit?: AuditEntry | undefined
 }
 
 export class PackageTools extends Context.Tag("clark/node/PackageTools")<PackageTools, {

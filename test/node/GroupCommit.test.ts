@@ -1,6 +1,6 @@
 /**
  * Group commit of the node's units of work (layers/node/sql/SqlTransactions.ts): units that arrive while a group
- * runs join its transaction, each in its own savepoint, and nobody is answered before the COMMIT. Checked on a real
+ * runs join its transaction, each after the first in its own savepoint, and nobody is answered before the COMMIT. Checked on a real
  * SQLite file, with a second connection to see what is committed; then through the real node: a burst of turn
  * starts all stored, and a crash right after the acknowledgements loses none of them.
  */
@@ -108,6 +108,37 @@ describe("group commit", () => {
       // The connection is left clean: the next group commits on its own.
       yield* transactions.atomically(insert("f"))
       expect(committed()).toEqual(["a", "d", "f"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("the first unit of a group, which runs without a savepoint, undoes only its own writes when it fails or dies", () => {
+    const { committed, layer } = database()
+    return Effect.gen(function*() {
+      const transactions = yield* Transactions
+      const inside = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(transactions.atomically(Effect.gen(function*() {
+        yield* insert("a")
+        yield* Deferred.succeed(inside, undefined)
+        yield* Deferred.await(release)
+        return yield* new Refused({ name: "a" })
+      })))
+      yield* Deferred.await(inside)
+      // Two units join the group while its first one runs; they run after it, in the same group.
+      const later = yield* Effect.forEach(["b", "c"], (name) => Effect.fork(transactions.atomically(Effect.as(insert(name), name))))
+      yield* Deferred.succeed(release, undefined)
+      const failed = yield* Fiber.await(first)
+      expect(Exit.isFailure(failed) ? Cause.failureOption(failed.cause) : Option.none()).toEqual(Option.some(new Refused({ name: "a" })))
+      expect(yield* Effect.forEach(later, Fiber.join)).toEqual(["b", "c"])
+      expect(committed()).toEqual(["b", "c"])
+
+      // A group of one whose statement fails on the database (a duplicate key) dies, leaving nothing of it.
+      const clash = yield* Effect.exit(transactions.atomically(Effect.zipRight(insert("d"), insert("b"))))
+      expect(Exit.isFailure(clash) && Cause.isDie(clash.cause)).toBe(true)
+      expect(committed()).toEqual(["b", "c"])
+      // The connection is left clean: the next group commits on its own.
+      yield* transactions.atomically(insert("e"))
+      expect(committed()).toEqual(["b", "c", "e"])
     }).pipe(Effect.provide(layer))
   })
 

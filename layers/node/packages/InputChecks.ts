@@ -33,7 +33,14 @@ export const make = Effect.gen(function*() {
     )
   )
 
+  /** A compiled schema is read without the lock (a press checks its input twice: the press, then the tool path). */
   const validator = (key: string, tool: Tool) =>
+    Effect.flatMap(SynchronizedRef.get(compiled), (held) => {
+      const known = held.get(key)
+      return known !== undefined ? Effect.succeed(known) : compile(key, tool)
+    })
+
+  const compile = (key: string, tool: Tool) =>
     SynchronizedRef.modifyEffect(compiled, (map) =>
       Effect.gen(function*() {
         const known = map.get(key)

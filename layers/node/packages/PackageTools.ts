@@ -10,7 +10,7 @@ import { createHash } from "node:crypto"
 import type { Tool } from "../../../schema/node/Manifest.js"
 import { DenyRules, MachineTurns } from "../../../schema/node/Preferences.js"
 import { makeId } from "../../../services/common/Ids.js"
-import { AuditLog } from "../../../services/node/AuditLog.js"
+import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
 import { decide as policy } from "../../../services/node/ExecutionPolicy.js"
 import { Ledger, type NewEffect, type UnknownReason } from "../../../services/node/Ledger.js"
 import {
@@ -185,15 +185,27 @@ export const make = (options: Options = {}) =>
       }
     })
 
-    const record = (context: CallContext, kind: string, entry: Entry, detail: Record<string, unknown>) =>
-      audit.append({
+    /**
+     * The call's outcome with its audit row (one per call, written last): appended here, or handed back on the
+     * outcome for a caller that writes it in its own unit of work (`auditByCaller`, a widget press).
+     */
+    const recorded = (
+      context: CallContext,
+      kind: string,
+      entry: Entry,
+      detail: Record<string, unknown>,
+      outcome: CallOutcome
+    ): Effect.Effect<CallOutcome> => {
+      const row: AuditEntry = {
         kind,
         conversationId: context.conversationId,
         surface: context.origin,
         // An action the agent took while answering something spoken is not the person speaking.
         channel: context.channel === "voice" ? "voice-agent" : context.channel,
         detail: { taskId: context.taskId, packageId: entry.pkg.packageId, tool: entry.tool.name, ...detail }
-      })
+      }
+      return context.auditByCaller === true ? Effect.succeed({ ...outcome, audit: row }) : Effect.as(audit.append(row), outcome)
+    }
 
     const ask = (context: CallContext, entry: Entry, input: unknown, digest: string) =>
       Effect.gen(function*() {
@@ -217,8 +229,13 @@ export const make = (options: Options = {}) =>
           continuedAs: null
         }
         yield* approvals.insert(approval)
-        yield* record(context, "task-approval-asked", entry, { approvalId, operationDigest: digest })
-        return refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
+        return yield* recorded(
+          context,
+          "task-approval-asked",
+          entry,
+          { approvalId, operationDigest: digest },
+          refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
+        )
       })
 
     /**
@@ -281,8 +298,7 @@ export const make = (options: Options = {}) =>
               Effect.catchAll(() => Effect.logWarning("The answer of an effect could not be recorded; it stays sent"))
             )
           }
-          yield* record(context, "tool-call", entry, { status: result.isError ? "failed" : "done", effectId })
-          return {
+          return yield* recorded(context, "tool-call", entry, { status: result.isError ? "failed" : "done", effectId }, {
             status: result.isError ? "failed" : "done",
             output,
             details: {
@@ -291,26 +307,24 @@ export const make = (options: Options = {}) =>
               summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}: ${result.isError ? "the tool reported a failure" : "done"}`,
               ...(effectId === undefined ? {} : { effectId })
             }
-          } satisfies CallOutcome
+          })
         }
         const error = yield* Effect.orDie(Effect.flip(Effect.suspend(() => exit)))
         const { code, reason } = failures[error._tag]
         if (effectId === undefined) {
-          yield* record(context, "tool-call", entry, { status: "failed", code })
           // Unreachable and not offered are the runtime's refusals before sending.
           const notSent = error._tag === "ServiceUnreachable" || error._tag === "ServiceToolNotOffered"
-          return refusal(notSent ? { outcome: "not-sent", code } : { code }, entry)
+          return yield* recorded(context, "tool-call", entry, { status: "failed", code }, refusal(notSent ? { outcome: "not-sent", code } : { code }, entry))
         }
         yield* ledger.unknown(effectId, reason).pipe(
           Effect.catchAll(() => Effect.logWarning("An unknown effect could not be recorded; start-up will find it sent"))
         )
-        yield* record(context, "tool-call", entry, { status: "unknown", code, effectId })
         // The task waits as uncertain: it never tries the action again by itself.
-        return refusal({ outcome: "unknown-effect", code, effectId }, entry, {
+        return yield* recorded(context, "tool-call", entry, { status: "unknown", code, effectId }, refusal({ outcome: "unknown-effect", code, effectId }, entry, {
           effectId,
           mayHaveRun: true,
           note: "Whether it took effect is unknown; the person will be asked. Do not try it again."
-        }, true)
+        }, true))
       })
 
     const call = (context: CallContext, name: string, input: unknown) =>
@@ -332,8 +346,7 @@ export const make = (options: Options = {}) =>
         const verdict = policy(step, { ...settings, granted: false })
         switch (verdict._tag) {
           case "Deny":
-            yield* record(context, "tool-denied", entry, { rule: verdict.rule })
-            return refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry)
+            return yield* recorded(context, "tool-denied", entry, { rule: verdict.rule }, refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry))
           case "Ask": {
             // Only a step that would ask names its operation and looks for a grant of exactly that one.
             const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)

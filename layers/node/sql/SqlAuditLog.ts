@@ -1,25 +1,30 @@
 /** AuditLog on the node's SQLite database; triggers refuse updates and deletes. */
 import { SqlClient } from "@effect/sql"
 import { Clock, DateTime, Effect, Layer } from "effect"
-import { AuditLog } from "../../../services/node/AuditLog.js"
+import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const row = (at: string, entry: AuditEntry) => ({
+    at,
+    kind: entry.kind,
+    conversationId: entry.conversationId ?? null,
+    surface: entry.surface ?? null,
+    channel: entry.channel ?? null,
+    detail: JSON.stringify(entry.detail ?? {})
+  })
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => DateTime.formatIso(DateTime.unsafeMake(millis)))
   return AuditLog.of({
     append: (entry) =>
-      Effect.gen(function*() {
-        const at = DateTime.formatIso(DateTime.unsafeMake(yield* Clock.currentTimeMillis))
-        yield* sql`INSERT INTO audit_log ${
-          sql.insert({
-            at,
-            kind: entry.kind,
-            conversationId: entry.conversationId ?? null,
-            surface: entry.surface ?? null,
-            channel: entry.channel ?? null,
-            detail: JSON.stringify(entry.detail ?? {})
-          })
-        }`
-      }).pipe(Effect.orDie),
+      Effect.flatMap(now, (at) => sql`INSERT INTO audit_log ${sql.insert(row(at, entry))}`).pipe(Effect.asVoid, Effect.orDie),
+    // One multi-row INSERT: one statement, and one update of the AUTOINCREMENT counter, for all of them.
+    appendAll: (entries) =>
+      entries.length === 0
+        ? Effect.void
+        : Effect.flatMap(now, (at) => sql`INSERT INTO audit_log ${sql.insert(entries.map((entry) => row(at, entry)))}`).pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
     list: (filter) =>
       sql<Record<string, unknown>>`SELECT * FROM audit_log ${
         filter?.kind === undefined ? sql`` : sql`WHERE kind = ${filter.kind}`

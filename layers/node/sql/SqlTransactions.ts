@@ -1,10 +1,10 @@
 /**
  * Transactions on the node's SQLite database, with group commit: every store on it shares the one connection, so
  * units of work that arrive while one is running wait anyway; instead of a transaction each, they join one group,
- * which runs them one after another, each in its own savepoint, and commits once. A burst of 100 turn starts then
- * costs a few commits instead of 100 (each COMMIT appends its pages to the WAL; the first write of a transaction
- * takes the write lock), and no member is answered before the COMMIT that stored it (docs/decisions.md, "Group
- * commit of turn starts").
+ * which runs them one after another, each after the first in its own savepoint, and commits once. A burst of 100
+ * turn starts then costs a few commits instead of 100 (each COMMIT appends its pages to the WAL; the first write of
+ * a transaction takes the write lock), and no member is answered before the COMMIT that stored it
+ * (docs/decisions.md, "Group commit of turn starts").
  */
 import { SqlClient, SqlError } from "@effect/sql"
 import { Context, Deferred, Effect, Exit, Layer } from "effect"
@@ -40,6 +40,8 @@ export const make = Effect.gen(function*() {
   const savepoint = sql`SAVEPOINT clark_member`
   const release = sql`RELEASE clark_member`
   const rollback = sql`ROLLBACK TO clark_member`
+  const rollbackAll = sql`ROLLBACK`
+  const begin = sql`BEGIN`
   let current: Group | undefined
 
   /**
@@ -57,6 +59,20 @@ export const make = Effect.gen(function*() {
     })
 
   /**
+   * The first member needs no savepoint: nothing of the transaction comes before it, so its failure is undone by
+   * rolling the whole transaction back and beginning the next one for the members after it (none of them has run
+   * yet: members run one after another). A group of one, the usual case of a unit nothing overlaps (a widget
+   * press), then pays BEGIN and COMMIT only, not also a savepoint and its release.
+   */
+  const runFirst = (member: Member) =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(member.run)
+      // As a pair: a stop between them would leave no transaction for withTransaction's own end to close.
+      if (Exit.isFailure(exit)) yield* Effect.uninterruptible(Effect.zipRight(rollbackAll, begin))
+      return exit
+    })
+
+  /**
    * Runs a group on its own fiber, in the layer's scope: a submitter that leaves does not interrupt the others'
    * work. Members that join while it runs are taken in the same transaction; the outcomes go out after COMMIT.
    */
@@ -66,7 +82,7 @@ export const make = Effect.gen(function*() {
       yield* orDieSql(sql.withTransaction(Effect.gen(function*() {
         for (let next = 0; next < group.members.length; next++) {
           const member = group.members[next]!
-          done.push([member, yield* runMember(member)])
+          done.push([member, yield* (next === 0 ? runFirst(member) : runMember(member))])
         }
         // Closed before COMMIT: a unit that arrives now starts the next group, which waits for this one's connection.
         group.open = false

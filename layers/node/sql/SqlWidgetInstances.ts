@@ -76,6 +76,9 @@ const storedText = (raw: Record<string, unknown>) =>
     raw.offeredActions, raw.taskId, raw.placedAt].join("\u0000")
 
 const decodePress = Schema.decodeUnknown(PressRow)
+// Built once: a schema made inside a method is built anew on every call (a press's revision move paid for it).
+const decodeRevisions = Schema.decodeUnknown(Schema.Array(Schema.Struct({ revision: Schema.Int })))
+const encodeState = Schema.encode(Schema.parseJson(Schema.Unknown))
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -164,14 +167,14 @@ export const make = Effect.gen(function*() {
     advance: (conversationId, instanceId) =>
       sql`UPDATE widget_instances SET revision = revision + 1 WHERE id = ${instanceId}
         AND conversation_id = ${conversationId} RETURNING revision`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ revision: Schema.Int })))),
+        Effect.flatMap(decodeRevisions),
         Effect.map((list) => list[0]?.revision ?? 0),
         Effect.orDie
       ),
     viewState,
     writeViewState: (conversationId, instanceId, write) =>
       Effect.gen(function*() {
-        const state = yield* Schema.encode(Schema.parseJson(Schema.Unknown))(write.state ?? null)
+        const state = yield* encodeState(write.state ?? null)
         const changed = yield* sql`UPDATE widget_instances SET view_sequence = ${write.sequence},
           view_invocation = ${write.invocationId}, view_state = ${state}, state_revision = state_revision + 1
           WHERE id = ${instanceId} AND conversation_id = ${conversationId}

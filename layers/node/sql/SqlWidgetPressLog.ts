@@ -23,6 +23,8 @@ const SemanticRow = Schema.Struct({
   publishedAt: Schema.String
 })
 
+const decodePresses = Schema.decodeUnknown(Schema.Array(PressRow))
+
 export const toRecord = (row: typeof PressRow.Type): PressRecord =>
   row.status === "answered" && row.answer !== null ? { status: "answered", answer: row.answer } :
   row.status === "answered" ? { status: "interrupted" } :
@@ -42,7 +44,7 @@ export const make = Effect.gen(function*() {
 
   const get = (instanceId: string, invocationId: string) =>
     sql`SELECT status, answer FROM widget_presses WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId}`.pipe(
-      Effect.flatMap(Schema.decodeUnknown(Schema.Array(PressRow))),
+      Effect.flatMap(decodePresses),
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
       Effect.orDie
     )

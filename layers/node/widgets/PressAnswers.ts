@@ -3,6 +3,7 @@
  * its call was made, a stored answer answered again, and the stored form of an answer.
  */
 import { Effect, Either, Option, Schema } from "effect"
+import type { AuditEntry } from "../../../services/node/AuditLog.js"
 import { PressFailed, PressInterrupted, type WidgetError } from "../../../services/node/WidgetErrors.js"
 import type { PressRecord, StoredAnswer } from "../../../services/node/WidgetPressLog.js"
 import type { ActionAnswer, PressAnswer } from "../../../services/node/WidgetPresses.js"
@@ -11,11 +12,16 @@ export type Outcome = Either.Either<ActionAnswer, PressFailed>
 
 /**
  * What a press does once its call was made (or its turn or job started): the writes that record it (timeline row,
- * revision), run in the same transaction as the stored answer and the audit row, answering the press's outcome.
+ * revision), run in the same transaction as the stored answer and the audit row, answering the press's outcome;
+ * and the audit row its call left to it (a package tool call's, `CallContext.auditByCaller`), written with the
+ * press's own row in one statement.
  */
-export type Settle = Effect.Effect<Outcome>
+export interface Settle {
+  readonly write: Effect.Effect<Outcome>
+  readonly audit?: AuditEntry | undefined
+}
 
-export const settled = (outcome: Outcome): Settle => Effect.succeed(outcome)
+export const settled = (outcome: Outcome): Settle => ({ write: Effect.succeed(outcome) })
 
 const decodeFailed = Schema.decodeUnknownOption(PressFailed)
 

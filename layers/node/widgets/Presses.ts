@@ -4,12 +4,12 @@
  * answer for a known invocation id; then the checks of the instance as it is now (install, revision, digest,
  * rate, input), none of which changes anything; only then the invocation id is claimed and the call made.
  */
-import { Clock, Deferred, Effect, Either, HashMap, Layer, Option, ParseResult, Ref, Schema } from "effect"
+import { Clock, Deferred, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 import type { RiskClass } from "../../../schema/node/Manifest.js"
 import type { Caller } from "../../../schema/node/Security.js"
 import { type ActionPress, viewStateVariant } from "../../../schema/node/Widget.js"
 import { makeId } from "../../../services/common/Ids.js"
-import { AuditLog } from "../../../services/node/AuditLog.js"
+import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
 import { JobApprovals } from "../../../services/node/JobApprovals.js"
 import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
@@ -48,9 +48,10 @@ export const make = Effect.gen(function*() {
   const audit = yield* AuditLog
   const transactions = yield* Transactions
   const checks = yield* InputChecks.make
-  const windows = yield* Ref.make(HashMap.empty<string, Window>())
+  // Plain maps, changed only inside single synchronous steps: nothing else runs between a read and its write.
+  const windows = new Map<string, Window>()
   /** Presses of this process still running, by instance and invocation id: an identical press waits for the first. */
-  const inflight = yield* Ref.make(HashMap.empty<string, Deferred.Deferred<PressAnswer, WidgetError>>())
+  const inflight = new Map<string, Deferred.Deferred<PressAnswer, WidgetError>>()
   // Presses the last process left running were cut off: they answer ACTION_INTERRUPTED from now on.
   const interrupted = yield* log.interruptRunning
   if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget presses were cut off by the last stop`)
@@ -59,10 +60,8 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const key = `${instance.instanceId}\u0000${binding.id}`
-      const admission = yield* Ref.modify(windows, (map) => {
-        const result = admit(Option.getOrElse(HashMap.get(map, key), () => []), now, binding.perMinute)
-        return [result, HashMap.set(map, key, result.window)]
-      })
+      const admission = admit(windows.get(key) ?? [], now, binding.perMinute)
+      windows.set(key, admission.window)
       if (!admission.admitted) {
         return yield* new PressRateLimited({
           actionBindingId: binding.id,
@@ -166,7 +165,8 @@ export const make = Effect.gen(function*() {
 
   /**
    * A tool binding: the package tool through policy and ledger (PackageTools), its outcome as the press's answer;
-   * the timeline row and the revision are left to the press's closing transaction.
+   * the call's audit row, the timeline row and the revision are left to the press's closing transaction (the call's
+   * row written with the press's own, without a commit of its own).
    */
   const pressTool = (
     caller: Caller,
@@ -190,16 +190,20 @@ export const make = Effect.gen(function*() {
         ) satisfies Outcome)
       }
       const outcome = yield* tools.call(
-        { taskId, conversationId: instance.conversationId, origin: caller.surface, channel: caller.channel },
+        { taskId, conversationId: instance.conversationId, origin: caller.surface, channel: caller.channel, auditByCaller: true },
         offered.name,
         press.input
       )
       const mapped = callOutcome(outcome, { taskId, invocationId: press.invocationId, instanceId: instance.instanceId })
-      if (!mapped.recordsTimeline) return settled(mapped.answer)
-      return Effect.map(
-        recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status),
-        (revision): Outcome => Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
-      )
+      return {
+        write: mapped.recordsTimeline
+          ? Effect.map(
+            recordPress(caller, instance, binding, press, taskId, outcome.output, outcome.status),
+            (revision): Outcome => Either.map(mapped.answer, (body) => (body.outcome === "done" ? { ...body, revision } : body))
+          )
+          : Effect.succeed(mapped.answer),
+        audit: outcome.audit
+      } satisfies Settle
     })
 
   /** An agent binding: a turn of its own, its instruction from the manifest and the widget's description as data. */
@@ -213,10 +217,12 @@ export const make = Effect.gen(function*() {
         hostWritten: { kind: "widget-action", version: 1 }
       }).pipe(Effect.orDie)
       const taskId = ticket.taskId ?? (yield* makeId("task"))
-      return Effect.as(
-        instances.advance(instance.conversationId, instance.instanceId),
-        Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
-      )
+      return {
+        write: Effect.as(
+          instances.advance(instance.conversationId, instance.instanceId),
+          Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
+        )
+      } satisfies Settle
     })
 
   /**
@@ -255,10 +261,12 @@ export const make = Effect.gen(function*() {
           approvalRequired: { approvalId: gate.approvalId },
           taskId: gateTask
         })
-        return Effect.as(
-          recordPress(caller, instance, binding, press, gateTask, { approvalRequired: { approvalId: gate.approvalId } }, "failed"),
-          waiting
-        )
+        return {
+          write: Effect.as(
+            recordPress(caller, instance, binding, press, gateTask, { approvalRequired: { approvalId: gate.approvalId } }, "failed"),
+            waiting
+          )
+        } satisfies Settle
       }
       const started = yield* Effect.either(jobs.start(start))
       if (Either.isLeft(started)) {
@@ -266,18 +274,20 @@ export const make = Effect.gen(function*() {
       }
       const taskId = yield* makeId("task")
       const job = started.right.jobId
-      return Effect.map(
-        recordPress(caller, instance, binding, press, taskId, { job }, "done"),
-        (revision): Outcome =>
-          Either.right({
-            outcome: "done" as const,
-            invocationId: press.invocationId,
-            instanceId: instance.instanceId,
-            revision,
-            job,
-            taskId
-          })
-      )
+      return {
+        write: Effect.map(
+          recordPress(caller, instance, binding, press, taskId, { job }, "done"),
+          (revision): Outcome =>
+            Either.right({
+              outcome: "done" as const,
+              invocationId: press.invocationId,
+              instanceId: instance.instanceId,
+              revision,
+              job,
+              taskId
+            })
+        )
+      } satisfies Settle
     })
 
   /**
@@ -296,11 +306,12 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const key = `${instance.instanceId}\u0000${press.invocationId}`
         const mine = yield* Deferred.make<PressAnswer, WidgetError>()
-        const owner = yield* Ref.modify(inflight, (map) =>
-          Option.match(HashMap.get(map, key), {
-            onSome: (other) => [other, map] as const,
-            onNone: () => [mine, HashMap.set(map, key, mine)] as const
-          }))
+        const owner = yield* Effect.sync(() => {
+          const other = inflight.get(key)
+          if (other !== undefined) return other
+          inflight.set(key, mine)
+          return mine
+        })
         if (owner !== mine) return yield* restore(Deferred.await(owner))
         const result = yield* Effect.gen(function*() {
           const earlier = yield* log.claim({
@@ -313,9 +324,9 @@ export const make = Effect.gen(function*() {
           // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
           const settle = yield* run
           const outcome = yield* transactions.atomically(Effect.gen(function*() {
-            const outcome = yield* settle
+            const outcome = yield* settle.write
             yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
-            yield* audit.append({
+            const row: AuditEntry = {
               kind: "widget-press",
               conversationId: instance.conversationId,
               surface: caller.surface,
@@ -326,13 +337,15 @@ export const make = Effect.gen(function*() {
                 invocationId: press.invocationId,
                 outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
               }
-            })
+            }
+            // The call's row first, as when the tool path wrote it itself.
+            yield* audit.appendAll(settle.audit === undefined ? [row] : [settle.audit, row])
             return outcome
           }))
           return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
         }).pipe(Effect.exit)
         yield* Deferred.done(mine, result)
-        yield* Ref.update(inflight, HashMap.remove(key))
+        yield* Effect.sync(() => inflight.delete(key))
         return yield* result
       })
     )
@@ -359,7 +372,7 @@ export const make = Effect.gen(function*() {
         return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "player-needs-variant" })
       }
       // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
-      const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
+      const running = inflight.has(`${instance.instanceId}\u0000${press.invocationId}`)
       if (Option.isSome(earlier) && !running) return yield* replay(earlier.value, press.invocationId)
       const pkg = yield* installed(instance)
       yield* current(instance, binding, press)

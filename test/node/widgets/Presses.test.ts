@@ -59,6 +59,30 @@ describe("pressing a tool binding", () => {
       expect((yield* client.widgets.instance({ path: { id, instanceId: placed.instanceId } })).revision).toBe(3)
     })))
 
+  it.scoped("the call's audit row is written once, with the press's own row in the press's closing unit", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const { id, placed } = yield* setup()
+      const read = yield* press(id, placed.instanceId, pressOf(placed, "read", { key: "colour" }, "a-1"))
+      expect(read.status).toBe(200)
+      const write = yield* press(id, placed.instanceId, pressOf(placed, "write", { key: "k", value: "v" }, "a-2", 2), "cli-api")
+      expect(write.status).toBe(200)
+      // A repeat is answered from the store: no call, so no row.
+      expect(yield* press(id, placed.instanceId, pressOf(placed, "read", { key: "colour" }, "a-1"))).toEqual(read)
+      const rows = query(node.dataDir, "SELECT id, kind, surface, channel, detail FROM audit_log WHERE kind IN ('tool-call', 'widget-press') ORDER BY id")
+        .map((row) => ({ ...row, detail: JSON.parse(row.detail) }))
+      expect(rows.map((row) => [row.kind, row.surface, row.detail.taskId ?? row.detail.invocationId])).toEqual([
+        ["tool-call", "person", read.body.taskId],
+        ["widget-press", "person", "a-1"],
+        ["tool-call", "cli-api", write.body.taskId],
+        ["widget-press", "cli-api", "a-2"]
+      ])
+      expect(rows[0].detail).toMatchObject({ packageId: probeId, tool: "read_value", status: "done" })
+      expect(rows[2].detail).toMatchObject({ tool: "write_value", status: "done", effectId: expect.stringMatching(/./) })
+      // Each call's row is written in the unit that stores its press's answer: the two rows are consecutive.
+      expect([rows[1].id - rows[0].id, rows[3].id - rows[2].id]).toEqual([1, 1])
+    })))
+
   it.scoped("rule 6: the same invocationId is answered from the store and never sent again", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode

@@ -65,6 +65,13 @@ describe("a node killed during a press", () => {
         expect(effects).toHaveLength(2)
         expect(effects[1]).toMatchObject({ id: sent.id, status: "unknown", reason: "interrupted-by-restart" })
         expect(query(dataDir, "SELECT subject_id FROM notices WHERE kind = 'unknown-effect'")).toEqual([{ subject_id: sent.id }])
+        // The answered press's call and the press are audited once each; the cut-off one left no row of either
+        // (both are written in the unit that stores its answer).
+        const audited = query(dataDir, "SELECT kind, detail FROM audit_log WHERE kind IN ('tool-call', 'widget-press') ORDER BY id")
+        expect(audited.map((row) => [row.kind, JSON.parse(row.detail).taskId ?? JSON.parse(row.detail).invocationId])).toEqual([
+          ["tool-call", done.body.taskId],
+          ["widget-press", "before"]
+        ])
       }).pipe(Effect.provide(NodeServer.layer({ script, dataDir })))
     }), { timeout: 90_000 })
 })
