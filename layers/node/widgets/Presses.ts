@@ -4,7 +4,7 @@
  * answer for a known invocation id; then the checks of the instance as it is now (install, revision, digest,
  * rate, input), none of which changes anything; only then the invocation id is claimed and the call made.
  */
-import { Clock, Deferred, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
+import { Clock, Deferred, Effect, Either, HashMap, Layer, Option, ParseResult, Ref, Schema } from "effect"
 import type { RiskClass } from "../../../schema/node/Manifest.js"
 import type { Caller } from "../../../schema/node/Security.js"
 import { type ActionPress, viewStateVariant } from "../../../schema/node/Widget.js"
@@ -48,10 +48,9 @@ export const make = Effect.gen(function*() {
   const audit = yield* AuditLog
   const transactions = yield* Transactions
   const checks = yield* InputChecks.make
-  // Plain maps, changed only inside single synchronous steps: nothing else runs between a read and its write.
-  const windows = new Map<string, Window>()
+  const windows = yield* Ref.make(HashMap.empty<string, Window>())
   /** Presses of this process still running, by instance and invocation id: an identical press waits for the first. */
-  const inflight = new Map<string, Deferred.Deferred<PressAnswer, WidgetError>>()
+  const inflight = yield* Ref.make(HashMap.empty<string, Deferred.Deferred<PressAnswer, WidgetError>>())
   // Presses the last process left running were cut off: they answer ACTION_INTERRUPTED from now on.
   const interrupted = yield* log.interruptRunning
   if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget presses were cut off by the last stop`)
@@ -60,8 +59,10 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const key = `${instance.instanceId}\u0000${binding.id}`
-      const admission = admit(windows.get(key) ?? [], now, binding.perMinute)
-      windows.set(key, admission.window)
+      const admission = yield* Ref.modify(windows, (map) => {
+        const result = admit(Option.getOrElse(HashMap.get(map, key), () => []), now, binding.perMinute)
+        return [result, HashMap.set(map, key, result.window)]
+      })
       if (!admission.admitted) {
         return yield* new PressRateLimited({
           actionBindingId: binding.id,
@@ -306,12 +307,11 @@ export const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const key = `${instance.instanceId}\u0000${press.invocationId}`
         const mine = yield* Deferred.make<PressAnswer, WidgetError>()
-        const owner = yield* Effect.sync(() => {
-          const other = inflight.get(key)
-          if (other !== undefined) return other
-          inflight.set(key, mine)
-          return mine
-        })
+        const owner = yield* Ref.modify(inflight, (map) =>
+          Option.match(HashMap.get(map, key), {
+            onSome: (other) => [other, map] as const,
+            onNone: () => [mine, HashMap.set(map, key, mine)] as const
+          }))
         if (owner !== mine) return yield* restore(Deferred.await(owner))
         const result = yield* Effect.gen(function*() {
           const earlier = yield* log.claim({
@@ -345,7 +345,7 @@ export const make = Effect.gen(function*() {
           return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
         }).pipe(Effect.exit)
         yield* Deferred.done(mine, result)
-        yield* Effect.sync(() => inflight.delete(key))
+        yield* Ref.update(inflight, HashMap.remove(key))
         return yield* result
       })
     )
@@ -372,7 +372,7 @@ export const make = Effect.gen(function*() {
         return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "player-needs-variant" })
       }
       // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
-      const running = inflight.has(`${instance.instanceId}\u0000${press.invocationId}`)
+      const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
       if (Option.isSome(earlier) && !running) return yield* replay(earlier.value, press.invocationId)
       const pkg = yield* installed(instance)
       yield* current(instance, binding, press)
