@@ -110,7 +110,7 @@ export const make = (options: Options) =>
     /** Deletes the row (its attachment cascades), then the bytes. */
     const removeRow = (id: string) => Effect.zipRight(Effect.orDie(sql`DELETE FROM artifacts WHERE id = ${id}`), removeFile(id))
 
-    const chunks = yield* makeChunkWriter({ sql, fileOf, quotaBytes, instanceQuotaBytes, remove: removeRow, nowIso })
+    const chunks = yield* makeChunkWriter({ sql, fileOf, quotaBytes, instanceQuotaBytes, remove: removeRow })
 
     /** Closes the file's write handle, if it has one, and removes the file. */
     const remove = (id: string) => Effect.zipRight(chunks.release(id), removeRow(id))
@@ -227,6 +227,9 @@ export const make = (options: Options) =>
 
     const append: ArtifactStore["Type"]["append"] = (owner, artifactId, offset, bytes) =>
       serially(chunks.append(owner, artifactId, offset, bytes))
+
+    const appendAt: ArtifactStore["Type"]["appendAt"] = (widget, artifactId, offset, bytes) =>
+      serially(chunks.appendAt(widget, artifactId, offset, bytes))
 
     const finalize: ArtifactStore["Type"]["finalize"] = (owner, artifactId) =>
       serially(Effect.gen(function*() {
@@ -359,6 +362,7 @@ export const make = (options: Options) =>
       usage,
       begin,
       append,
+      appendAt,
       finalize,
       pick,
       readFor,
