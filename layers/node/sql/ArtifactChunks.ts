@@ -51,8 +51,9 @@ export const makeChunkWriter = (options: ChunkOptions) =>
 
     /**
      * Everything a chunk's checks need, in one statement that always answers one row: the file's row (its columns
-     * null when there is none), the widget's own storage in use and the share's, and with `lookUp` the package of
-     * the instance in that conversation (null when it is not there).
+     * null when there is none), the widget's own storage in use (its files, through the index by instance) and the
+     * share's (the total the triggers of migration 0016 keep), and with `lookUp` the package of the instance in
+     * that conversation (null when it is not there).
      */
     const readForChunk = (widget: WidgetPlace, artifactId: string, lookUp: boolean) =>
       Effect.orDie(Effect.map(
@@ -62,7 +63,7 @@ export const makeChunkWriter = (options: ChunkOptions) =>
               AND conversation_id = ${widget.conversationId})`
             : sql`NULL`
         } AS instance_package,
-          (SELECT COALESCE(SUM(size_bytes), 0) FROM artifacts) AS share_used,
+          (SELECT used_bytes FROM artifact_totals WHERE id = 1) AS share_used,
           (SELECT COALESCE(SUM(size_bytes), 0) FROM artifacts WHERE conversation_id = ${widget.conversationId}
             AND instance_id = ${widget.instanceId} AND kind = 'widget') AS instance_used,
           a.*
