@@ -209,7 +209,11 @@ const main = Effect.gen(function*() {
       names.map((name) => `${name} ${results[name].at(-1)!.toFixed(0)} ms (${(cpu[name].at(-1)! / chunksPerRun).toFixed(3)} ms CPU per chunk)`).join(", ")
     }`)
   }
-  if (only.length > 0) return yield* Effect.promise(() => stopAll())
+  const cleanUp = Effect.promise(async () => {
+    await stopAll()
+    for (const dir of [storeDir, rawDir]) fs.rmSync(dir, { recursive: true, force: true })
+  })
+  if (only.length > 0) return yield* cleanUp
   const pieces = measurePieces()
   const mib = mibOf(chunksPerRun)
   const rate = (name: Variant) => mib / (Math.min(...results[name]) / 1000)
@@ -257,8 +261,7 @@ const main = Effect.gen(function*() {
   ].join("\n")
   log(section)
   if (writesDocs) writeDocs("artifacts", section)
-  yield* Effect.promise(() => stopAll())
-  for (const dir of [storeDir, rawDir]) fs.rmSync(dir, { recursive: true, force: true })
+  yield* cleanUp
 })
 
 Effect.runPromise(Effect.scoped(main)).then(
