@@ -24,7 +24,8 @@
  * BENCH_ARTIFACTS_ONLY (variants to run, e.g. `node,store`: for profiles; prints the rounds, no table),
  * BENCH_BASELINE_REF=<commit> ("before"): that commit checked out in a temporary git worktree (removed at the end)
  * and its node loaded through tsx into this process beside this checkout's (artifacts/nodes.ts), written to by the
- * same client process as one more variant in the rounds, so before and after are measured in one run.
+ * same client process as two more variants in the rounds (262,144-byte and 3-byte chunks), so before and after are
+ * measured in one run.
  */
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
@@ -124,7 +125,7 @@ const storeRun = (dataDir: string) =>
     }).pipe(Effect.orDie)
   })
 
-type Variant = "node" | "baseline" | "floor" | "tiny" | "nodeInProcess" | "store" | "synced" | "cached"
+type Variant = "node" | "baseline" | "floor" | "tiny" | "baselineTiny" | "nodeInProcess" | "store" | "synced" | "cached"
 
 const main = Effect.gen(function*() {
   const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-store-"))
@@ -167,6 +168,9 @@ const main = Effect.gen(function*() {
     ...(baseline === undefined ? {} : {
       baseline: Effect.promise(() =>
         client.run({ ...message, baseUrl: baseline.baseUrl, headers: baseline.headers, prefix: baseline.prefix })
+      ),
+      baselineTiny: Effect.promise(() =>
+        client.run({ ...message, baseUrl: baseline.baseUrl, headers: baseline.headers, prefix: baseline.prefix, chunkBytes: 3 })
       )
     }),
     floor: Effect.promise(() => client.run({ ...message, mode: "floor" })),
@@ -201,16 +205,22 @@ const main = Effect.gen(function*() {
       const name = names[(round + k) % names.length]!
       results[name].push(yield* measured(name))
     }
-    log(`round ${round + 1}: ${names.map((name) => `${name} ${results[name].at(-1)!.toFixed(0)} ms`).join(", ")}`)
+    log(`round ${round + 1}: ${
+      names.map((name) => `${name} ${results[name].at(-1)!.toFixed(0)} ms (${(cpu[name].at(-1)! / chunksPerRun).toFixed(3)} ms CPU per chunk)`).join(", ")
+    }`)
   }
-  if (only.length > 0) return yield* Effect.promise(() => stopAll())
+  const cleanUp = Effect.promise(async () => {
+    await stopAll()
+    for (const dir of [storeDir, rawDir]) fs.rmSync(dir, { recursive: true, force: true })
+  })
+  if (only.length > 0) return yield* cleanUp
   const pieces = measurePieces()
   const mib = mibOf(chunksPerRun)
   const rate = (name: Variant) => mib / (Math.min(...results[name]) / 1000)
   const perChunk = (name: Variant) => Math.min(...results[name]) / chunksPerRun
   const cpuPerChunk = (name: Variant) => Math.min(...cpu[name]) / chunksPerRun
   const percent = (a: Variant, b: Variant) => `${((rate(a) / rate(b)) * 100).toFixed(0)} %`
-  const row = (name: Variant, label: string) => `| ${label} | ${name === "floor" || name === "tiny" ? "—" : rate(name).toFixed(1)} | ${perChunk(name).toFixed(2)} | ${cpuPerChunk(name).toFixed(2)} |`
+  const row = (name: Variant, label: string) => `| ${label} | ${name === "floor" || name === "tiny" || name === "baselineTiny" ? "—" : rate(name).toFixed(1)} | ${perChunk(name).toFixed(2)} | ${cpuPerChunk(name).toFixed(2)} |`
   const idle = otherCores <= otherWorkLimit
   const section = [
     "## Artifact chunk writes (`npm run bench:artifacts`)",
@@ -227,6 +237,9 @@ const main = Effect.gen(function*() {
     ]),
     row("floor", "floor: as many GET /node over HTTP, client in its own process (a request without a body)"),
     row("tiny", "the chunk route with 3-byte chunks, client in its own process (all but the body's size)"),
+    ...(baselineBuild === undefined ? [] : [
+      row("baselineTiny", `the same with 3-byte chunks on the baseline ${baselineBuild.commit}`)
+    ]),
     row("nodeInProcess", "node: the same, client in the node's process (fetch, JSON.stringify per chunk)"),
     row("store", "the store's append alone, in process (checks, write, datasync, row update)"),
     row("synced", "raw fs: appendFile + datasync per chunk (the same guarantee)"),
@@ -248,8 +261,7 @@ const main = Effect.gen(function*() {
   ].join("\n")
   log(section)
   if (writesDocs) writeDocs("artifacts", section)
-  yield* Effect.promise(() => stopAll())
-  for (const dir of [storeDir, rawDir]) fs.rmSync(dir, { recursive: true, force: true })
+  yield* cleanUp
 })
 
 Effect.runPromise(Effect.scoped(main)).then(

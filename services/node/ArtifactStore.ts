@@ -14,7 +14,8 @@ import type {
   ArtifactNotFinalized,
   ArtifactNotFound,
   ArtifactStorageFull,
-  ArtifactWriteRefused
+  ArtifactWriteRefused,
+  InstanceUnknown
 } from "./ArtifactErrors.js"
 
 /** Default storage for all conversation artifacts together (the spec's 1 GiB share). */
@@ -44,6 +45,9 @@ export interface WidgetOwner {
   readonly instanceId: string
   readonly packageId: string
 }
+
+/** Where a widget is: its instance in a conversation; the store looks up the package it was placed from. */
+export type WidgetPlace = Pick<WidgetOwner, "conversationId" | "instanceId">
 
 /** A widget's bytes read back: `eof` when the read reached the end of the file. */
 export interface ReadChunk {
@@ -120,6 +124,16 @@ export class ArtifactStore extends Context.Tag("clark/node/ArtifactStore")<Artif
     offset: number,
     bytes: Uint8Array
   ) => Effect.Effect<StoredArtifact, ArtifactNotFound | ArtifactWriteRefused | ArtifactStorageFull>
+  /**
+   * `append` for a caller that has not looked the widget up: its instance is read in the same statement as the
+   * file and the storage in use; a widget not in the conversation is InstanceUnknown before anything else.
+   */
+  readonly appendAt: (
+    widget: WidgetPlace,
+    artifactId: string,
+    offset: number,
+    bytes: Uint8Array
+  ) => Effect.Effect<StoredArtifact, InstanceUnknown | ArtifactNotFound | ArtifactWriteRefused | ArtifactStorageFull>
   /** Checks the bytes against the declared type and fixes them; a finalized file is answered as it is. */
   readonly finalize: (
     owner: WidgetOwner,

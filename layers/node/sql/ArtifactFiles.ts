@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { fileTypeFromBuffer, supportedMimeTypes } from "file-type"
 import { createHash } from "node:crypto"
+import { constants as fsConstants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { sniff, type SniffVerdict } from "../../../services/node/ArtifactRules.js"
@@ -52,16 +53,19 @@ export const createEmpty = (dir: string, id: string) =>
 
 /**
  * A file open for writing, as a scoped resource: closed when its scope closes. The store keeps one per file being
- * written across its chunks (an `RcMap`), so a chunk pays for its write and its `datasync`, not for an open and a
- * close as well.
+ * written across its chunks (an `RcMap`), so a chunk pays for its write, not for an open and a close as well.
+ *
+ * Opened with `O_DSYNC`: each write returns only once its bytes, and the file size that reaches them, are on disk
+ * (POSIX synchronized I/O data integrity, what `fdatasync` gives). A chunk is then one system call on one thread
+ * pool trip instead of a write and a `datasync` (two trips, each one more wake-up of the event loop).
  */
 export const openForWriting = (file: string) =>
   Effect.acquireRelease(
-    Effect.promise(() => fs.open(file, "r+")),
+    Effect.promise(() => fs.open(file, fsConstants.O_RDWR | fsConstants.O_DSYNC)),
     (handle) => Effect.promise(() => handle.close())
   )
 
-/** Writes `bytes` at `position` and waits until they are on disk (data only: the size is part of the data). */
+/** Writes `bytes` at `position` through a handle of `openForWriting`: on disk when it succeeds. */
 export const writeAt = (handle: fs.FileHandle, position: number, bytes: Uint8Array) =>
   Effect.promise(async () => {
     let written = 0
@@ -69,7 +73,6 @@ export const writeAt = (handle: fs.FileHandle, position: number, bytes: Uint8Arr
       const { bytesWritten } = await handle.write(bytes, written, bytes.byteLength - written, position + written)
       written += bytesWritten
     }
-    await handle.datasync()
   })
 
 /** Bytes past what the row counts were never acknowledged: a write cut short by a crash. */

@@ -18,6 +18,7 @@ import deletionPermits from "./migrations/0011_deletion_permits.js"
 import jobs from "./migrations/0012_jobs.js"
 import artifactStarters from "./migrations/0014_artifact_starters.js"
 import offeredActions from "./migrations/0015_offered_actions.js"
+import artifactTotals from "./migrations/0016_artifact_totals.js"
 import * as WalCheckpoints from "./WalCheckpoints.js"
 
 // 0013 is not used: offered actions were written as 0013 and landed after 0014, and the migrator runs only ids
@@ -36,7 +37,8 @@ const loader = Migrator.fromRecord({
   "0011_deletion_permits": deletionPermits,
   "0012_jobs": jobs,
   "0014_artifact_starters": artifactStarters,
-  "0015_offered_actions": offeredActions
+  "0015_offered_actions": offeredActions,
+  "0016_artifact_totals": artifactTotals
 })
 
 export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>

@@ -198,6 +198,20 @@ describe("widget artifact routes", () => {
       const created = yield* client.widgetArtifacts.create({ path: { id, instanceId: mine }, payload: { mimeType: "text/plain" } })
       const artifactId = (created as any).artifactRef.artifactId
       yield* client.widgetArtifacts.writeChunk({ path: { id, instanceId: mine, artifactId }, payload: { offset: 0, contentBase64: bytesOf("hi") } })
+      // The person's chunk reads its widget's instance with the file: an instance not in the conversation is
+      // answered first, whatever the file; another widget of the conversation does not find the file.
+      const chunkAs = (instanceId: string, file: string) =>
+        wire(client.widgetArtifacts.writeChunk({
+          path: { id, instanceId, artifactId: file },
+          payload: { offset: 2, contentBase64: bytesOf("!") },
+          withResponse: true
+        }))
+      for (const [instanceId, file] of [["wi_nope", artifactId], [foreign, artifactId], ["wi_nope", "art_nope"]] as const) {
+        expect(yield* chunkAs(instanceId, file)).toMatchObject({ status: 404, body: { code: "INSTANCE_UNKNOWN" } })
+      }
+      expect(yield* chunkAs(theirs, artifactId)).toMatchObject({ status: 404, body: { code: "ARTIFACT_NOT_FOUND" } })
+      expect(yield* chunkAs(mine, "art_nope")).toMatchObject({ status: 404, body: { code: "ARTIFACT_NOT_FOUND" } })
+      expect((yield* client.artifacts.get({ path: { artifactId } })).artifactRef.sizeBytes).toBe(2)
       yield* client.widgetArtifacts.finalize({ path: { id, instanceId: mine, artifactId } })
 
       const read = yield* wire(client.widgetArtifacts.read({

@@ -3,6 +3,7 @@
  * (small limits here, same code), chosen files not counted, chunks only at the end, concurrent chunks, what a
  * restart finds after a write cut short, and the removal of unfinished files on the TestClock.
  */
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Option, TestClock } from "effect"
 import * as fs from "node:fs"
@@ -21,7 +22,7 @@ const tempDir = Effect.acquireRelease(
 
 const withStores = <A, E>(
   dataDir: string,
-  use: Effect.Effect<A, E, ArtifactStore | ConversationStore>,
+  use: Effect.Effect<A, E, ArtifactStore | ConversationStore | SqlClient.SqlClient>,
   limits: { readonly quotaBytes?: number; readonly instanceQuotaBytes?: number } = {}
 ) =>
   Effect.scoped(
@@ -119,6 +120,76 @@ describe("widget files in the store", () => {
         yield* store.begin(widget, { mimeType: "text/plain", name: "again.txt" })
         expect(fs.existsSync(path.join(SqlArtifactStore.artifactsDir(dataDir), a.artifactId))).toBe(false)
       }), { instanceQuotaBytes: 1000, quotaBytes: 2500 })
+    }))
+
+  it.scoped("keeps the share's total exact through every change of the table, a conversation's deletion included", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir
+      yield* withStores(dataDir, Effect.gen(function*() {
+        const store = yield* ArtifactStore
+        const sql = yield* SqlClient.SqlClient
+        const { widget } = yield* owners
+        /** The total the store counts against (kept by triggers) and a SUM of the rows as they are. */
+        const counted = Effect.gen(function*() {
+          const [row] = yield* sql<{ readonly used: number }>`SELECT COALESCE(SUM(size_bytes), 0) AS used FROM artifacts`
+          return { total: (yield* store.usage).usedBytes, summed: Number(row!.used) }
+        })
+        const expectExact = (bytes: number) =>
+          Effect.map(counted, (now) => expect(now).toEqual({ total: bytes, summed: bytes }))
+
+        const a = yield* store.begin(widget, { mimeType: "text/plain", name: "a.txt" })
+        yield* store.append(widget, a.artifactId, 0, bytes(700))
+        yield* store.append(widget, a.artifactId, 700, bytes(300))
+        yield* store.pick(widget, { name: "p.txt", mimeType: "text/plain", bytes: bytes(400) })
+        const media = yield* store.create({
+          conversationId: widget.conversationId,
+          kind: "media",
+          mimeType: "text/plain",
+          name: "m.txt",
+          bytes: bytes(500)
+        })
+        yield* expectExact(1900)
+        // A refused chunk (the share is 2,500) changes nothing.
+        expect(yield* tagOf(store.append(widget, a.artifactId, 1000, bytes(601)))).toMatchObject({ scope: "share" })
+        yield* expectExact(1900)
+        yield* store.finalize(widget, a.artifactId)
+        yield* store.discard(widget, (yield* store.begin(widget, { mimeType: "text/plain", name: "b.txt" })).artifactId)
+        yield* expectExact(1900)
+
+        // A second conversation's file, then the first conversation deleted outside the store: its rows cascade,
+        // and the room they held is free again for the next chunk.
+        const second = yield* Effect.flatMap(ConversationStore, (c) => c.create("node_test", null))
+        const other: WidgetOwner = { conversationId: second.id, instanceId: "wi_c", packageId: "@clark/notes" }
+        const c = yield* store.begin(other, { mimeType: "text/plain", name: "c.txt" })
+        yield* store.append(other, c.artifactId, 0, bytes(600))
+        expect(yield* tagOf(store.append(other, c.artifactId, 600, bytes(1)))).toMatchObject({ scope: "share" })
+        yield* sql`DELETE FROM conversations WHERE id = ${widget.conversationId}`
+        expect(Option.isNone(yield* store.get(media.artifactId))).toBe(true)
+        yield* expectExact(600)
+        yield* store.append(other, c.artifactId, 600, bytes(1900))
+        yield* expectExact(2500)
+      }), { quotaBytes: 2500 })
+    }))
+
+  it.scoped("starts the share's total from the rows an older database already has (migration 0016)", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir
+      yield* withStores(dataDir, Effect.gen(function*() {
+        const store = yield* ArtifactStore
+        const sql = yield* SqlClient.SqlClient
+        const { widget } = yield* owners
+        const a = yield* store.begin(widget, { mimeType: "text/plain", name: "a.txt" })
+        yield* store.append(widget, a.artifactId, 0, bytes(321))
+        yield* store.pick(widget, { name: "p.txt", mimeType: "text/plain", bytes: bytes(79) })
+        // The database as it stood before migration 0016.
+        for (const trigger of ["insert", "delete", "resize"]) yield* sql.unsafe(`DROP TRIGGER artifact_totals_${trigger}`)
+        yield* sql`DROP TABLE artifact_totals`
+        yield* sql`DELETE FROM clark_migrations WHERE migration_id = 16`
+      }))
+      yield* withStores(dataDir, Effect.gen(function*() {
+        const store = yield* ArtifactStore
+        expect((yield* store.usage).usedBytes).toBe(400)
+      }))
     }))
 
   it.scoped("cuts a file back to what its row acknowledged after a write cut short, and keeps acknowledged chunks", () =>

@@ -110,6 +110,7 @@ describe("CC_MEDIA_ORIGINS", () => {
           usage: Effect.die("not used"),
           begin: () => Effect.die("not used"),
           append: () => Effect.die("not used"),
+          appendAt: () => Effect.die("not used"),
           finalize: () => Effect.die("not used"),
           pick: () => Effect.die("not used"),
           readFor: () => Effect.die("not used"),
