@@ -1,12 +1,13 @@
 /**
  * The ledger's file as the ledger opens it (layers/node/ledger/LedgerDatabase.ts and LedgerClient.ts), on real
  * SQLite files: the held handle commits with `synchronous = FULL`; a write on it while a transaction is open waits
- * for that transaction instead of joining it; the WAL is checkpointed by a worker thread, the ledger's connection
- * no longer checkpointing inside a record's commit, every checkpointed page in the database file; a file opened
- * again inside an uninterruptible region (a write's retry, as a package call's hold runs it) closes again.
+ * for that transaction instead of joining it; the WAL is checkpointed by a worker thread once enough writes were
+ * made, the ledger's connection no longer checkpointing inside a record's commit, every checkpointed page in the
+ * database file; a file opened again inside an uninterruptible region (a write's retry, as a package call's hold
+ * runs it) closes again.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Schedule, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { ledgerFile, type Opened, open } from "../../../layers/node/ledger/LedgerDatabase.js"
@@ -69,18 +70,28 @@ describe("the ledger's file", () => {
       expect(idsOnDisk(dataDir)).toEqual(["eff_own"])
     }))
 
-  it.scoped("the WAL is checkpointed by a worker: the ledger's commits no longer checkpoint, the pages reach the file", () =>
+  it.live("the worker checkpoints the WAL once enough writes were made: the ledger's commits no longer checkpoint", () =>
     Effect.gen(function*() {
       const dataDir = makeDataDir()
       const scope = yield* Scope.make()
-      const ledger = yield* open(dataDir, scope, { checkpoints: { startAtBytes: 0 } })
+      const ledger = yield* open(dataDir, scope, { checkpoints: { first: 20, every: 30 } })
       expect(yield* pragma(ledger, "wal_autocheckpoint")).toBe(1000)
-      for (let i = 0; i < 50; i++) yield* Effect.orDie(ledger.write(insert, [`eff_${i}`, "1970-01-01T00:00:00.000Z"]))
+      const write = (i: number) => Effect.orDie(ledger.write(insert, [`eff_${i}`, "1970-01-01T00:00:00.000Z"]))
+      for (let i = 0; i < 19; i++) yield* write(i)
+      // Few writes, no thread.
+      expect(yield* ledger.checkpoints.started).toBe(false)
+      yield* write(19)
+      // The 20th write asked the worker (without waiting for it): once it answered, the connection leaves it the work.
+      yield* pragma(ledger, "wal_autocheckpoint").pipe(
+        Effect.repeat({ until: (pages) => pages === 0, schedule: Schedule.spaced("20 millis") }),
+        Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "the worker never answered" })
+      )
+      expect(yield* ledger.checkpoints.started).toBe(true)
+      expect(yield* pragma(ledger, "synchronous")).toBe(2)
+      for (let i = 20; i < 50; i++) yield* write(i)
       const done = yield* ledger.checkpoints.checkpoint
       expect(done.walPages).toBeGreaterThan(0)
       expect(done.checkpointed).toBe(done.walPages)
-      expect(yield* pragma(ledger, "wal_autocheckpoint")).toBe(0)
-      expect(yield* pragma(ledger, "synchronous")).toBe(2)
       // Every row is in the database file itself: a copy of it without its WAL holds them all.
       const copy = path.join(makeDataDir(), "copy.sqlite")
       fs.copyFileSync(ledgerFile(dataDir), copy)
