@@ -86,13 +86,9 @@ function runBundle(url) {
   }
 
   const cachedData = cacheFile === undefined ? undefined : read()
-  // The wrapper on a line of its own (lineOffset), so the source map's lines and columns still hold. Not in
-  // parentheses: V8 would compile a parenthesized function, all of the bundle, eagerly.
-  const script = new vm.Script(`0,function (exports, require, module, __filename, __dirname) {\n${source}\n}`, {
-    filename: file,
-    lineOffset: -1,
-    cachedData
-  })
+  // The file is the function CommonJS would wrap it in (scripts/bundle.mjs), written `0,function`: V8 compiles a
+  // parenthesized function, here all of the bundle, eagerly.
+  const script = new vm.Script(source, { filename: file, cachedData })
   const module = { exports: {}, filename: file, id: file }
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file))
 

@@ -110,9 +110,15 @@ const result = await esbuild.build({
   target: "node20",
   // Native addons stay packages; tiktoken (Anthropic's tokenizer) finds its wasm file beside its own module.
   external: ["better-sqlite3", "pg-native", "@anthropic-ai/tokenizer", "tiktoken"],
-  // The modules are ES modules: strict, as they were written. The banner comes before esbuild's own "use strict",
-  // so it starts with one. `import.meta.url` (WalCheckpoints.ts finds better-sqlite3 with it) is the bundle's URL.
-  banner: { js: "\"use strict\";const __clarkImportMetaUrl=require(\"node:url\").pathToFileURL(__filename).href;" },
+  // The file is one expression, the function CommonJS would wrap it in, which bin/clark.js compiles as a script:
+  // no copy of its 7 MB to wrap it at run time. Its modules are ES modules, strict as they were written: the
+  // function starts with "use strict" (esbuild's own comes after the banner). `import.meta.url` (WalCheckpoints.ts
+  // finds better-sqlite3 with it) is the bundle's URL.
+  banner: {
+    js: "0,function (exports, require, module, __filename, __dirname) {\"use strict\";" +
+      "const __clarkImportMetaUrl=require(\"node:url\").pathToFileURL(__filename).href;"
+  },
+  footer: { js: "}" },
   define: { "import.meta.url": "__clarkImportMetaUrl" },
   // ASCII only, so bin/clark.js can read the file as latin1, the cheapest string V8 makes.
   charset: "ascii",
