@@ -35,6 +35,7 @@ function runBundle(url) {
   const crypto = require("node:crypto")
   const os = require("node:os")
   const path = require("node:path")
+  const { setTimeout } = require("node:timers")
   const { fileURLToPath } = require("node:url")
   const vm = require("node:vm")
   const zlib = require("node:zlib")
@@ -47,10 +48,12 @@ function runBundle(url) {
   const dir = setting === "off"
     ? undefined
     : setting || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "clark", "code-cache")
-  const command = args.filter((arg) => !arg.startsWith("-")).slice(0, 2)
+  // The words before the first option (`node serve`), not an option's value (`market --url http://…`).
+  const options = args.findIndex((arg) => arg.startsWith("-"))
+  const command = args.slice(0, Math.min(2, options === -1 ? args.length : options))
   const key = crypto.createHash("sha256")
     .update(bytes)
-    .update(JSON.stringify([process.version, process.arch, process.execArgv, command]))
+    .update(JSON.stringify([process.version, process.arch, process.execArgv, process.env.NODE_OPTIONS ?? "", command]))
     .digest("hex")
   const cacheFile = dir === undefined ? undefined : path.join(dir, `${key.slice(0, 40)}.bin`)
 
