@@ -96,8 +96,9 @@ function runBundle(url) {
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file))
 
   if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected)) {
-    // Written once the command has run a while (a node has started by then) or when it exits, whichever is
-    // first, so it holds what the start compiled. A cache that cannot be written is only a slower next start.
+    // Written once the command has run a while (a node has started by then) or when it ends well, whichever is
+    // first, so it holds what the start compiled; a command that failed early (bad arguments, a taken port) would
+    // leave a cache of less, kept until the next build. One that cannot be written is only a slower next start.
     let saved = false
     const save = () => {
       if (saved) return
@@ -109,6 +110,6 @@ function runBundle(url) {
       }
     }
     setTimeout(save, 1500).unref()
-    process.once("exit", save)
+    process.once("exit", (code) => code === 0 && save())
   }
 }

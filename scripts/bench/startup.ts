@@ -9,8 +9,8 @@
  *    - version: `clark --version`, until it exits;
  *    - serve, new data dir: `clark node serve` on an empty temporary data dir, until `GET /health` is 200;
  *    - serve, existing data dir: the same on a data dir a previous start created;
- *    - serve, first start after a build: the same without V8's code cache (CLARK_CODE_CACHE=off, bin/clark.js),
- *      as the first start of a new build runs (a baseline without the cache runs as before).
+ *    - serve without a code cache: the same with CLARK_CODE_CACHE=off (bin/clark.js), as a start runs when no cache
+ *      was written (the build writes `node serve`'s, scripts/bundle.mjs); a baseline without the cache runs as before.
  *    Every build keeps its code cache in the benchmark's temporary dir (CLARK_CODE_CACHE), written by the
  *    unmeasured start that makes the existing data dir, so a cache left by earlier runs plays no part.
  *    Every server is polled the same way (a GET every 2 ms) and stopped with SIGTERM after its answer.
@@ -175,7 +175,7 @@ const labels: Record<Measure, string> = {
   version: "`clark --version`",
   serveNew: "`clark node serve`, new data dir, until `GET /health` is 200",
   serveExisting: "`clark node serve`, existing data dir, until `GET /health` is 200",
-  serveUncached: "`clark node serve`, existing data dir, first start after a build (no code cache yet)"
+  serveUncached: "`clark node serve`, existing data dir, without a code cache (`CLARK_CODE_CACHE=off`)"
 }
 
 const stats = (samples: ReadonlyArray<Sample>) => {
