@@ -1,18 +1,27 @@
 /**
- * Bundles the compiled CLI (`dist/src/cli/main.js`, written by tsc) into `dist/clark/`, which `bin/clark.js`
- * runs. Run by `npm run build` after tsc.
+ * Bundles the compiled CLI (`dist/src/cli/main.js`, written by tsc) into one CommonJS file,
+ * `dist/clark/main.cjs`, which `bin/clark.js` compiles with V8's code cache. Run by `npm run build` after tsc.
  *
- * Why: Node spent most of `clark`'s start-up resolving, reading and compiling the hundreds of small modules
- * that `effect`, `@effect/platform` and `@effect/cli` re-export from their index modules (about 2 s on this
- * machine before any command ran). One module graph flattened by esbuild, with the unused exports of those
- * side-effect-free packages left out, loads in a fraction of that. Code splitting keeps each command's
- * `import()` (Lazy.ts) and each model provider's its own chunk, loaded only when it runs.
+ * Why one module graph: Node spent most of `clark`'s start-up resolving, reading and compiling the hundreds of
+ * small modules that `effect`, `@effect/platform` and `@effect/cli` re-export from their index modules (about
+ * 2 s on this machine before any command ran). One graph flattened by esbuild, with the unused exports of those
+ * side-effect-free packages left out, loads in a fraction of that.
+ *
+ * Why one CommonJS file rather than ES module chunks: Node 20 keeps no compile cache for ES modules, and
+ * compiling the 1.8 MiB that `clark node serve` loaded was a third of its start-up. A classic script can be
+ * compiled from V8's code cache (`vm.Script` `cachedData`), which `bin/clark.js` keeps per command. What a
+ * command runs is still imported when it runs (Lazy.ts, OnFirstUse.ts): esbuild turns each `import()` into a
+ * module evaluated on first use, so nothing a command does not use is run; its code is only scanned, once, on
+ * the run that writes the cache.
  *
  * For profiling: BUNDLE_MINIFY=0 keeps the code readable, BUNDLE_METAFILE=FILE writes esbuild's metafile.
  */
 import * as esbuild from "esbuild"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
+import { clearTimeout, setTimeout } from "node:timers"
 import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
@@ -97,15 +106,25 @@ const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: { main: "dist/src/cli/main.js" },
   outdir,
+  outExtension: { ".js": ".cjs" },
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
   // Native addons stay packages; tiktoken (Anthropic's tokenizer) finds its wasm file beside its own module.
   external: ["better-sqlite3", "pg-native", "@anthropic-ai/tokenizer", "tiktoken"],
-  // CommonJS dependencies bundled into ES modules still call `require` for Node's built-in modules.
-  banner: { js: "import { createRequire as __clarkCreateRequire } from \"node:module\"; const require = __clarkCreateRequire(import.meta.url);" },
+  // The file is one expression, the function CommonJS would wrap it in, which bin/clark.js compiles as a script:
+  // no copy of its 7 MB to wrap it at run time. Its modules are ES modules, strict as they were written: the
+  // function starts with "use strict" (esbuild's own comes after the banner). `import.meta.url` (WalCheckpoints.ts
+  // finds better-sqlite3 with it) is the bundle's URL.
+  banner: {
+    js: "0,function (exports, require, module, __filename, __dirname) {\"use strict\";" +
+      "const __clarkImportMetaUrl=require(\"node:url\").pathToFileURL(__filename).href;"
+  },
+  footer: { js: "}" },
+  define: { "import.meta.url": "__clarkImportMetaUrl" },
+  // ASCII only, so bin/clark.js can read the file as latin1, the cheapest string V8 makes.
+  charset: "ascii",
   minifyWhitespace: process.env.BUNDLE_MINIFY !== "0",
   minifySyntax: process.env.BUNDLE_MINIFY !== "0",
   keepNames: false,
@@ -116,14 +135,44 @@ const result = await esbuild.build({
   metafile: true
 })
 /**
- * Chunks are named by their content and a running `clark` imports some only when it needs them (a command,
- * a model provider, the node's tiles and media): the chunks of earlier builds stay a day, so a node started
- * before a rebuild can still load them. Older ones are removed.
+ * The files of earlier builds are removed after a day: a `clark` started from an older build of the ES module
+ * chunks this script wrote before may still import one of them.
  */
 const written = new Set(Object.keys(result.metafile.outputs).map((file) => path.resolve(root, file)))
 for (const name of fs.readdirSync(outdir)) {
   const file = path.join(outdir, name)
   if (!written.has(file) && Date.now() - fs.statSync(file).mtimeMs > 24 * 60 * 60 * 1000) fs.rmSync(file)
 }
-// BUNDLE_METAFILE=FILE writes what went into each chunk, for esbuild's analyser.
+// BUNDLE_METAFILE=FILE writes what went into the bundle, for esbuild's analyser.
 if (process.env.BUNDLE_METAFILE !== undefined) fs.writeFileSync(process.env.BUNDLE_METAFILE, JSON.stringify(result.metafile))
+
+/**
+ * The first start of a build compiles without V8's code cache (bin/clark.js), about 150 ms of CPU more than
+ * one with it. `clark node serve` is started once here, on a temporary data dir and port, and stopped once it
+ * listens, so its cache is written for this build on this machine (`npm ci` builds on the machine that runs
+ * it): the host app's first start of the node finds it. Nothing here fails the build; CLARK_CODE_CACHE=off
+ * (or BUNDLE_WARM=0) skips it.
+ */
+const warmServe = () =>
+  new Promise((resolve) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-warm-"))
+    const child = spawn(process.execPath, [`${root}bin/clark.js`, "node", "serve", "--data-dir", dataDir, "--port", "0"], {
+      env: { ...process.env, CC_APP_SECRET: "code-cache-warm-up", CC_HOST: "127.0.0.1" },
+      stdio: ["ignore", "pipe", "ignore"]
+    })
+    let output = ""
+    const stop = () => child.kill("SIGTERM")
+    child.stdout.on("data", (chunk) => {
+      output += String(chunk)
+      if (/Listening on /.test(output)) stop()
+    })
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+    const done = () => {
+      clearTimeout(timer)
+      fs.rmSync(dataDir, { recursive: true, force: true })
+      resolve()
+    }
+    child.once("exit", done)
+    child.once("error", done)
+  })
+if (process.env.CLARK_CODE_CACHE !== "off" && process.env.BUNDLE_WARM !== "0") await warmServe()

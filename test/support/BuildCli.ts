@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { root } from "./Cli.js"
 
-const bundle = path.join(root, "dist/clark/main.js")
+const bundle = path.join(root, "dist/clark/main.cjs")
 const sources = ["schema", "services", "layers", "src"]
 const buildFiles = ["package.json", "tsconfig.json", "scripts/bundle.mjs", "bin/clark.js"]
 
