@@ -4,7 +4,6 @@
  * its bytes.
  */
 import { Effect } from "effect"
-import { fileTypeFromBuffer, supportedMimeTypes } from "file-type"
 import { createHash } from "node:crypto"
 import { constants as fsConstants } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -99,13 +98,23 @@ export const readRange = (file: string, offset: number, length: number) =>
     }
   })
 
-const sniffable = new Set<string>(supportedMimeTypes)
+/**
+ * file-type (and strtok3 under it) loaded on the first finalize, not when the node starts: most starts finalize
+ * nothing, and evaluating them was part of every start-up (docs/decisions.md, "Start-up: V8's code cache").
+ */
+let sniffer: Promise<{ readonly detect: typeof import("file-type").fileTypeFromBuffer; readonly sniffable: ReadonlySet<string> }> | undefined
+const loadSniffer = () =>
+  (sniffer ??= import("file-type").then((module) => ({
+    detect: module.fileTypeFromBuffer,
+    sniffable: new Set<string>(module.supportedMimeTypes)
+  })))
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 /** Whether the bytes are the declared type (file-type reads the first bytes; text types must be UTF-8). */
 export const inspectBytes = (bytes: Uint8Array, declared: string): Effect.Effect<SniffVerdict> =>
   Effect.promise(async () => {
-    const detected = await fileTypeFromBuffer(bytes).catch(() => undefined)
+    const { detect, sniffable } = await loadSniffer()
+    const detected = await detect(bytes).catch(() => undefined)
     let isUtf8 = true
     try {
       utf8.decode(bytes)
