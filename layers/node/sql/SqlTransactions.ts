@@ -33,17 +33,6 @@ const orDieSql = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exc
   Effect.catchAll(effect, (error) =>
     error instanceof SqlError.SqlError ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError.SqlError>))
 
-/**
- * A new group waits for the event loop's current I/O phase to end (`setImmediate`) before it takes the connection:
- * the requests Node read in that phase each reach `atomically` in their own callback, so they join this group
- * instead of each starting and committing a group of one (a group's fiber would otherwise run, and commit, in the
- * microtasks of the first request's callback, before the next request is even read).
- */
-const afterIoPhase = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
-
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const scope = yield* Effect.scope
@@ -120,7 +109,7 @@ export const make = Effect.gen(function*() {
             ? Effect.void
             // On the default scheduler, whoever opened it: a group that a turn's checkpoint opened also carries
             // the starts that join it, which must not wait behind turns' later steps (turns/Pacing.ts).
-            : Effect.asVoid(Effect.forkIn(Effect.withScheduler(Effect.zipRight(afterIoPhase, runGroup(current!)), Scheduler.defaultScheduler), scope))
+            : Effect.asVoid(Effect.forkIn(Effect.withScheduler(runGroup(current!), Scheduler.defaultScheduler), scope))
           // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is
           // committed or undone, so nothing else of its conversation runs before it; the group ends in any case.
           return Effect.zipRight(started, Effect.uninterruptible(Deferred.await(outcome)) as Effect.Effect<A, E>)

@@ -152,7 +152,10 @@ export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =
       }
       return out
     }
+    // Checked again when it registers: the fiber may have yielded between the loop's look at the mailbox and
+    // this step, and an event published meanwhile found no wake-up to call.
     const published = Effect.async<void>((resume) => {
+      if (box.events.length > 0 || box.overflowed) return resume(Effect.void)
       box.wake = () => resume(Effect.void)
       return Effect.sync(() => {
         box.wake = undefined
