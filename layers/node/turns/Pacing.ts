@@ -1,10 +1,11 @@
 /**
  * Where a turn's fiber runs its steps. Until its first event a turn is part of a start, and runs as any fiber
  * does (Effect's default scheduler, in microtasks). After it, its steps (later deltas, tool calls, the end and
- * its checkpoint) go through one queue shared by all turns, run a few milliseconds at a time, with the event
+ * its checkpoint) go through one queue shared by all turns, run about a millisecond at a time, with the event
  * loop's I/O in between: Node accepts about one new connection per turn of its event loop, so when every ready
  * step of every running turn ran before the next accept, a burst of starts waited for all the streams already
- * started to write their next events first (docs/decisions.md, "Turn steps after the first event yield to I/O").
+ * started to write their next events first (docs/decisions.md, "The burst of starts: a turn's later steps yield
+ * to new starts").
  */
 import { Scheduler } from "effect"
 
