@@ -3,7 +3,7 @@
  * they come, tool calls run between rounds, steered messages join at the next
  * round), and the turn's end, stored before its `done` goes out.
  */
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Scheduler } from "effect"
 import type { MessageResult, Ref } from "../../../schema/node/Conversation.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import type { ModelEvent, ModelFailure, ModelMessage, ModelProvider, ToolSpec } from "../../../services/node/ModelProvider.js"
@@ -132,7 +132,10 @@ export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], pa
             const about = pkg === undefined ? {} : { packageId: pkg.packageId, risk: pkg.risk }
             turn.blocks.push({ type: "tool", toolCallId: call.id, name: call.name, input: call.input, status: "running", ...about })
             emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input, ...about })
-            const result = yield* runTool(turn, call.name, call.input)
+            // On the default scheduler, not the paced one of a turn's later steps (Pacing.ts): a call goes out as
+            // soon as the model asked for it, and what it starts on first use (a package's service) is not tied
+            // to this turn's queue.
+            const result = yield* Effect.withScheduler(runTool(turn, call.name, call.input), Scheduler.defaultScheduler)
             if (result.endsTurn === true) endsTurn = true
             replaceBlock(turn.blocks, (b) => b.type === "tool" && b.toolCallId === call.id, {
               type: "tool",
