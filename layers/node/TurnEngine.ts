@@ -68,7 +68,9 @@ export const make = (settings: TurnSettings) =>
     const runTurn = yield* FiberSet.runtime(turns)<never>()
     const states = yield* Ref.make(HashMap.empty<string, ConversationState>())
     const closing = yield* Ref.make(false)
-    const afterFirstEvent = Pacing.makeSliced(Pacing.sliceMs)
+    /** Messages submitted so far: while they keep arriving, running turns' later steps let them go first. */
+    let arrivals = 0
+    const afterFirstEvent = Pacing.makeSliced(Pacing.sliceMs, () => arrivals)
     const known = new LRUCache<string, true>({ max: knownConversations })
 
     const requireConversation = (conversationId: string) =>
@@ -187,6 +189,7 @@ export const make = (settings: TurnSettings) =>
 
     const submit: TurnEngine["Type"]["submit"] = (submission) =>
       Effect.gen(function*() {
+        arrivals++
         const { caller, conversationId, request } = submission
         const refs = request.references?.items ?? []
         // One unit of work, committed with the others that arrive meanwhile (SqlTransactions): the conversation's

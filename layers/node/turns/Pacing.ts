@@ -13,18 +13,27 @@ type Task = () => void
 
 /** Main-thread time the turns' later steps take between two polls for I/O. */
 export const sliceMs = 1
+/**
+ * How long the turns' later steps wait, at most, while new starts keep arriving (one per turn of the event loop)
+ * before they take a slice again: a burst's starts go first, and a steady flood of them cannot hold a running
+ * turn for longer than this per slice.
+ */
+export const maxYieldMs = 50
 
 /**
  * A scheduler that runs its tasks in order, in slices of about `sliceMs` of the main thread each, and lets
  * Node's event loop poll for I/O (new connections, requests, stops) between slices (`setImmediate`). Within a
  * slice each task's microtasks (the followers it woke, writing its event to their sockets) run before the next
- * task, so an event leaves as soon as its turn produced it.
+ * task, so an event leaves as soon as its turn produced it. `arrivals` counts the starts that arrived so far:
+ * while it moves from one slice to the next, slices wait (up to `maxYieldMs`).
  */
-export const makeSliced = (sliceMs: number): Scheduler.Scheduler => {
+export const makeSliced = (sliceMs: number, arrivals: () => number = () => 0): Scheduler.Scheduler => {
   const queue: Array<Task> = []
   let head = 0
   let pumping = false
   let sliceStart = 0
+  let seen = arrivals()
+  let yieldingSince: number | undefined
   const next = (): void => {
     if (head === queue.length) {
       queue.length = 0
@@ -46,7 +55,20 @@ export const makeSliced = (sliceMs: number): Scheduler.Scheduler => {
     }
   }
   const slice = () => {
-    sliceStart = performance.now()
+    const now = performance.now()
+    const latest = arrivals()
+    if (latest !== seen) {
+      // Starts arrived since the last look: Node reads about one new connection per turn of its loop, so the
+      // next turn's poll goes first, as long as starts keep coming and for at most `maxYieldMs`.
+      seen = latest
+      yieldingSince ??= now
+      if (now - yieldingSince < maxYieldMs) {
+        setImmediate(slice)
+        return
+      }
+    }
+    yieldingSince = undefined
+    sliceStart = now
     next()
   }
   return Scheduler.make((task) => {
