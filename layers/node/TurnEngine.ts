@@ -23,6 +23,7 @@ import { type Submission, type Ticket, TurnEngine } from "../../services/node/Tu
 import * as Agent from "./turns/Agent.js"
 import * as Checkpoints from "./turns/Checkpoints.js"
 import * as HostControl from "./turns/HostControl.js"
+import * as Pacing from "./turns/Pacing.js"
 import * as Questions from "./turns/Questions.js"
 import * as Recovery from "./turns/Recovery.js"
 import { TurnSettings } from "./turns/Settings.js"
@@ -67,6 +68,9 @@ export const make = (settings: TurnSettings) =>
     const runTurn = yield* FiberSet.runtime(turns)<never>()
     const states = yield* Ref.make(HashMap.empty<string, ConversationState>())
     const closing = yield* Ref.make(false)
+    /** Messages submitted so far: while they keep arriving, running turns' later steps let them go first. */
+    let arrivals = 0
+    const afterFirstEvent = Pacing.makeSliced(Pacing.sliceMs, () => arrivals)
     const known = new LRUCache<string, true>({ max: knownConversations })
 
     const requireConversation = (conversationId: string) =>
@@ -128,7 +132,8 @@ export const make = (settings: TurnSettings) =>
       Effect.gen(function*() {
         const turn = yield* Turns.make(submission, taskId, user, reply, history)
         state.running = turn
-        turn.fiber = runTurn(agent.run(turn))
+        // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing).
+        turn.fiber = runTurn(Effect.withScheduler(agent.run(turn), Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent)))
         return turn
       })
 
@@ -184,6 +189,7 @@ export const make = (settings: TurnSettings) =>
 
     const submit: TurnEngine["Type"]["submit"] = (submission) =>
       Effect.gen(function*() {
+        arrivals++
         const { caller, conversationId, request } = submission
         const refs = request.references?.items ?? []
         // One unit of work, committed with the others that arrive meanwhile (SqlTransactions): the conversation's

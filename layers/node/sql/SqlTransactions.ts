@@ -7,7 +7,7 @@
  * (docs/decisions.md, "Group commit of turn starts").
  */
 import { SqlClient, SqlError } from "@effect/sql"
-import { Context, Deferred, Effect, Exit, Layer } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Scheduler } from "effect"
 import { Transactions } from "../../../services/node/Transactions.js"
 
 /** One unit of work waiting for its group: the effect with its caller's context, and where its outcome goes. */
@@ -121,7 +121,11 @@ export const make = Effect.gen(function*() {
             const group: Group = { members: [member], open: true }
             current = group
           }
-          const started = joined ? Effect.void : Effect.asVoid(Effect.forkIn(runGroup(current!), scope))
+          const started = joined
+            ? Effect.void
+            // On the default scheduler, whoever opened it: a group that a turn's checkpoint opened also carries
+            // the starts that join it, which must not wait behind turns' later steps (turns/Pacing.ts).
+            : Effect.asVoid(Effect.forkIn(Effect.withScheduler(runGroup(current!), Scheduler.defaultScheduler), scope))
           // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is
           // committed or undone, so nothing else of its conversation runs before it; the group ends in any case.
           return Effect.zipRight(started, Effect.uninterruptible(Deferred.await(outcome)) as Effect.Effect<A, E>)

@@ -3,7 +3,7 @@
  * they come, tool calls run between rounds, steered messages join at the next
  * round), and the turn's end, stored before its `done` goes out.
  */
-import { Cause, Deferred, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Scheduler } from "effect"
 import type { MessageResult, Ref } from "../../../schema/node/Conversation.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import type { ModelEvent, ModelFailure, ModelMessage, ModelProvider, ToolSpec } from "../../../services/node/ModelProvider.js"
@@ -132,7 +132,10 @@ export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], pa
             const about = pkg === undefined ? {} : { packageId: pkg.packageId, risk: pkg.risk }
             turn.blocks.push({ type: "tool", toolCallId: call.id, name: call.name, input: call.input, status: "running", ...about })
             emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input, ...about })
-            const result = yield* runTool(turn, call.name, call.input)
+            // On the default scheduler, not the paced one of a turn's later steps (Pacing.ts): a call goes out as
+            // soon as the model asked for it, and what it starts on first use (a package's service) is not tied
+            // to this turn's queue.
+            const result = yield* Effect.withScheduler(runTool(turn, call.name, call.input), Scheduler.defaultScheduler)
             if (result.endsTurn === true) endsTurn = true
             replaceBlock(turn.blocks, (b) => b.type === "tool" && b.toolCallId === call.id, {
               type: "tool",
@@ -164,12 +167,12 @@ export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], pa
       turn.phase = "finishing"
     })
 
-  const outcome = (turn: Turn, exit: Exit.Exit<void, ModelFailure | "wall-clock">): [Status, string | null] => {
+  const outcome = (turn: Turn, exit: Exit.Exit<void, ModelFailure>): [Status, string | null] => {
     if (Exit.isSuccess(exit)) return ["complete", null]
     if (Exit.isInterrupted(exit)) return ["stopped", turn.stopNote ?? notes.stopped]
     return Option.match(Cause.failureOption(exit.cause), {
       onNone: () => ["failed", "The turn failed."],
-      onSome: (error) => error === "wall-clock" ? ["stopped", notes.wallClock(wallClock)] : ["failed", error.message]
+      onSome: (error) => ["failed", error.message]
     })
   }
 
@@ -189,7 +192,7 @@ export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], pa
   }
 
   /** Stores the turn's end and its `done` in one checkpoint, then sends `done` and settles the result. */
-  const finish = (turn: Turn, exit: Exit.Exit<void, ModelFailure | "wall-clock">): Effect.Effect<void> =>
+  const finish = (turn: Turn, exit: Exit.Exit<void, ModelFailure>): Effect.Effect<void> =>
     Effect.gen(function*() {
       turn.phase = "finishing"
       if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
@@ -217,6 +220,20 @@ export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], pa
       }
     })
 
+  /**
+   * The wall clock of a turn: a child of the turn's fiber (interrupted when the turn's fiber ends) that stops the
+   * turn as a stop does, with its own note. One fiber and a timer, where `Effect.timeoutFail` raced two child
+   * fibers per turn.
+   */
+  const limit = (turn: Turn) =>
+    Effect.fork(Effect.zipRight(
+      Effect.sleep(wallClock),
+      Effect.suspend(() => {
+        turn.stopNote ??= notes.wallClock(wallClock)
+        return turn.fiber === undefined ? Effect.void : Fiber.interruptFork(turn.fiber)
+      })
+    ))
+
   /** The turn's whole life, on its own fiber: interrupting that fiber stops it with its text kept. */
   const run = (turn: Turn): Effect.Effect<void> =>
     // The turn's fiber starts synchronously, inside its start-up transaction; yielding first lets the start-up
@@ -228,7 +245,7 @@ export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], pa
           emit(turn, "error", { code: failure.code, message: failure.message })
           return yield* Effect.fail(failure)
         })),
-      Effect.timeoutFail({ duration: wallClock, onTimeout: () => "wall-clock" as const }),
+      (loop) => Effect.zipRight(limit(turn), loop),
       Effect.onExit((exit) => finish(turn, exit)),
       Effect.ignore
     )

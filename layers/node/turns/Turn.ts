@@ -1,15 +1,27 @@
 /**
  * A running turn and its event log. The turn's own fiber is the only writer of
  * its log and reply; followers read the log once, then take live events from
- * the turn's PubSub, so a late joiner misses nothing and sees nothing twice.
+ * their mailbox, so a late joiner misses nothing and sees nothing twice.
  */
-import { Channel, Chunk, Deferred, Effect, type Fiber, Option, PubSub, Queue, Scope, Stream } from "effect"
+import { Channel, Chunk, Deferred, Effect, type Fiber, Stream } from "effect"
 import type { Block, MessageResult, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel as InputChannel, Surface } from "../../../schema/node/Security.js"
 import type { Phase, Route } from "../../../services/node/Steering.js"
 import type { Submission, TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
 
 export type Status = "complete" | "stopped" | "failed"
+
+/**
+ * One follower's live events: what was published since it last took, and its wake-up while it waits. A plain
+ * array and callback rather than a PubSub subscription: a turn's start made a PubSub, a subscription in a scope
+ * of its own and a Deferred for each wait, a good part of what a start costs before its first event.
+ */
+interface Mailbox {
+  readonly events: Array<TurnEvent>
+  wake: (() => void) | undefined
+  /** More than `maxBacklog` events waited unread: the follower is cut off (it can resume with Last-Event-ID). */
+  overflowed: boolean
+}
 
 export interface Turn {
   readonly taskId: string
@@ -23,8 +35,8 @@ export interface Turn {
   readonly entries: Array<TimelineEntry>
   /** The conversation as its model reads it, when start-up read it already (in the transaction that stored the turn). */
   readonly history: ReadonlyArray<TimelineEntry> | undefined
-  /** Live events, for followers that joined before they happened. */
-  readonly live: PubSub.PubSub<TurnEvent>
+  /** The followers' mailboxes: live events, for followers that joined before they happened. */
+  readonly followers: Set<Mailbox>
   /** The answer of the turn (the `done` event's data), once it is stored. */
   readonly result: Deferred.Deferred<MessageResult>
   /** Steered messages the model has not read yet. */
@@ -65,7 +77,7 @@ export const make = (
       assistantMessageId: reply.messageId,
       entries: [user],
       history,
-      live: yield* PubSub.unbounded<TurnEvent>(),
+      followers: new Set(),
       result: yield* Deferred.make<MessageResult>(),
       steers: [],
       blocks: [],
@@ -85,7 +97,15 @@ export const make = (
 export const publish = (turn: Turn, event: TurnEvent): void => {
   turn.seq = event.seq
   turn.log.push(event)
-  turn.live.unsafeOffer(event)
+  for (const box of turn.followers) {
+    if (box.events.length >= maxBacklog) box.overflowed = true
+    else box.events.push(event)
+    const wake = box.wake
+    if (wake !== undefined) {
+      box.wake = undefined
+      wake()
+    }
+  }
 }
 
 export const nextEvent = (turn: Turn, event: TurnEventName, data: unknown): TurnEvent => ({
@@ -100,21 +120,23 @@ export const nextEvent = (turn: Turn, event: TurnEventName, data: unknown): Turn
  * Last-Event-ID.
  */
 const maxBacklog = 10_000
-/** Events taken from the subscription at once: what arrived together leaves together. */
+/** Events taken from the mailbox at once: what arrived together leaves together. */
 const maxChunk = 256
 
 /**
- * The events of a turn after `afterSeq`, ending with its `done`. It subscribes to the live events before it reads
- * the log, so nothing falls between the two; what is in both is dropped by its seq.
+ * The events of a turn after `afterSeq`, ending with its `done`. Its mailbox is in place before it reads the log
+ * (both synchronous, in one step), so nothing falls between the two; what is in both is dropped by its seq.
  *
- * One channel, written out: subscribe, then a loop of pulls, each writing the events that arrived together. Stream
- * combinators here (unwrapScoped, concat, filter, takeUntil) each cost a channel step per event, and a flattening
- * step more than one; at 100 streams they doubled the node's CPU per delta against the callbacks they replaced.
+ * One channel, written out: register, then a loop that writes the events that arrived together and otherwise
+ * waits for the next publish. Stream combinators here (unwrapScoped, concat, filter, takeUntil) each cost a
+ * channel step per event, and a flattening step more than one; at 100 streams they doubled the node's CPU per
+ * delta against the callbacks they replaced. The mailbox leaves the turn when the channel ends or is
+ * interrupted (the client left).
  */
-export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> => {
-  const subscribed = Effect.flatMap(Scope.make(), (scope) =>
-    Effect.map(Scope.extend(PubSub.subscribe(turn.live), scope), (live) => ({ scope, live })))
-  return Stream.fromChannel(Channel.flatMap(Channel.fromEffect(subscribed), ({ live, scope }) => {
+export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =>
+  Stream.fromChannel(Channel.suspend(() => {
+    const box: Mailbox = { events: [], wake: undefined, overflowed: false }
+    turn.followers.add(box)
     let seen = afterSeq
     let ended = false
     const fresh = (events: Iterable<TurnEvent>) => {
@@ -130,20 +152,28 @@ export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =
       }
       return out
     }
-    const live$ = (): Channel.Channel<Chunk.Chunk<TurnEvent>> =>
-      ended || Option.getOrElse(live.unsafeSize(), () => 0) > maxBacklog
-        ? Channel.void
-        : Channel.flatMap(Channel.fromEffect(Queue.takeBetween(live, 1, maxChunk)), (chunk) => {
-          const events = fresh(chunk)
-          return events.length === 0 ? live$() : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), live$())
-        })
-    const logged = Channel.suspend(() => {
-      const events = fresh(turn.log)
-      return events.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(events))
+    // Checked again when it registers: the fiber may have yielded between the loop's look at the mailbox and
+    // this step, and an event published meanwhile found no wake-up to call.
+    const published = Effect.async<void>((resume) => {
+      if (box.events.length > 0 || box.overflowed) return resume(Effect.void)
+      box.wake = () => resume(Effect.void)
+      return Effect.sync(() => {
+        box.wake = undefined
+      })
     })
-    return Channel.ensuringWith(Channel.zipRight(logged, Channel.suspend(live$)), (exit) => Scope.close(scope, exit))
+    const live$ = (): Channel.Channel<Chunk.Chunk<TurnEvent>> => {
+      if (ended || box.overflowed) return Channel.void
+      if (box.events.length === 0) return Channel.flatMap(Channel.fromEffect(published), live$)
+      const events = fresh(box.events.length <= maxChunk ? box.events.splice(0) : box.events.splice(0, maxChunk))
+      return events.length === 0 ? live$() : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.suspend(live$))
+    }
+    const events = fresh(turn.log)
+    const logged = events.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(events))
+    return Channel.ensuring(
+      Channel.zipRight(logged, Channel.suspend(live$)),
+      Effect.sync(() => void turn.followers.delete(box))
+    )
   }))
-}
 
 export const textOf = (blocks: ReadonlyArray<Block>) =>
   blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("")
