@@ -5,20 +5,18 @@
  * it cannot be mistaken for the main database. Opening never fails the node: a file that cannot be opened or
  * migrated answers `LedgerUnavailable`, and the next write tries again.
  *
- * Its checkpoints run on a worker thread (layers/node/sql/WalCheckpoints.ts' worker, as for the main database):
- * SQLite's automatic checkpoint would otherwise run inside the commit of every ~300th write, copying the WAL back and
- * fsyncing the database file on the event loop while that record waits (the record's p99 tail). They are asked for
- * by count of writes, not by time: the first write after a complete checkpoint restarts the WAL, which with
- * `synchronous = FULL` costs that write a second fsync (of the WAL's header), so a checkpoint every 250 ms (the main
- * database's cadence) would double the fsyncs of every record of a node that records now and then. One per
- * `every` writes (about 14 KiB of WAL each, so ~14 MB at most) leaves that second fsync to one write in a thousand.
+ * Its checkpoints stay SQLite's own, inside the commit that takes the WAL past 1,000 pages (about one record in 290
+ * pays for one). A checkpoint on a worker thread was tried and measured worse for the record's p99 inside tool
+ * calls (2.3-3.7 ms against 1.1-1.8 ms in the same runs): the worker's copy and fsync of the database file slow the
+ * fsyncs of every record made meanwhile, and the first write after it restarts the WAL with one fsync more, where
+ * the automatic checkpoint makes one record in about 290 pay, below the p99 (docs/decisions.md, "The ledger
+ * record's own path").
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { Cause, Effect, ExecutionStrategy, Exit, Scope, String } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { LedgerUnavailable } from "../../../services/node/LedgerErrors.js"
-import * as WalCheckpoints from "../sql/WalCheckpoints.js"
 import * as LedgerClient from "./LedgerClient.js"
 import effects from "./migrations/0001_effects.js"
 
@@ -39,54 +37,13 @@ export const using = (client: SqlClient.SqlClient) =>
   Effect.provideService(effect, SqlClient.SqlClient, client)
 
 export interface Opened extends LedgerClient.LedgerClient {
-  /** Closing it closes the file (and its checkpoint worker). */
+  /** Closing it closes the file. */
   readonly scope: Scope.CloseableScope
-  /** The worker's checkpoints of this file (`write` asks for them; `checkpoint` runs one now). */
-  readonly checkpoints: Effect.Effect.Success<ReturnType<typeof WalCheckpoints.make>>
-}
-
-/** When the worker is asked for a checkpoint: after `first` writes, then every `every` writes. */
-export interface CheckpointCount {
-  /**
-   * Below SQLite's own 1,000 pages (about 290 writes): the worker's first answer turns the automatic checkpoint
-   * off before it ever runs inside a commit. Default 200.
-   */
-  readonly first?: number | undefined
-  /** Default 1,000. */
-  readonly every?: number | undefined
 }
 
 export interface OpenOptions {
   /** `NORMAL` only for the benchmark's baseline: the ledger itself always commits with `FULL`. */
   readonly synchronous?: "FULL" | "NORMAL" | undefined
-  readonly checkpoints?: CheckpointCount | undefined
-}
-
-/**
- * `write`, asking the worker for a checkpoint when the count is reached: forked into the file's scope, so the write
- * does not wait for it (the worker thread does the work); interruptible, so closing the file never waits on it.
- */
-const counted = (
-  write: LedgerClient.LedgerClient["write"],
-  checkpoint: Effect.Effect<WalCheckpoints.Checkpoint, string>,
-  scope: Scope.Scope,
-  count: CheckpointCount = {}
-): LedgerClient.LedgerClient["write"] => {
-  const first = count.first ?? 200
-  const every = count.every ?? 1000
-  let writes = 0
-  let due = first
-  const ask = checkpoint.pipe(
-    Effect.catchAll((why) => Effect.logWarning(`The ledger's WAL checkpoint on the worker failed: ${why}`)),
-    Effect.interruptible,
-    Effect.forkIn(scope)
-  )
-  return (text, params) =>
-    Effect.flatMap(write(text, params), () => {
-      if (++writes < due) return Effect.void
-      due = writes + every
-      return Effect.asVoid(ask)
-    })
 }
 
 /**
@@ -110,8 +67,7 @@ export const open = (
         yield* client`PRAGMA synchronous = ${client.literal(options.synchronous ?? "FULL")}`
         yield* client`PRAGMA busy_timeout = 5000`
         yield* Migrator.make({})({ loader, table: "ledger_migrations" }).pipe(using(client))
-        const checkpoints = yield* WalCheckpoints.make({ filename: ledgerFile(dataDir) }).pipe(using(client), Scope.extend(scope))
-        return { ...opened, checkpoints, write: counted(opened.write, checkpoints.checkpoint, scope, options.checkpoints) }
+        return opened
       }).pipe(Effect.catchAllDefect(Effect.fail))
     )
     if (Exit.isSuccess(exit)) return { ...exit.value, scope }
