@@ -71,7 +71,10 @@ export const makeSliced = (sliceMs: number, arrivals: () => number = () => 0): S
     sliceStart = now
     next()
   }
-  return Scheduler.make((task) => {
+  return Scheduler.make((task, priority, fiber) => {
+    // Nothing queued and no start arrived since the last slice looked: nothing waits for the event loop's poll,
+    // so the step runs as any fiber's does (a lone turn's deltas take no `setImmediate` hop).
+    if (!pumping && arrivals() === seen) return Scheduler.defaultScheduler.scheduleTask(task, priority, fiber)
     queue.push(task)
     if (!pumping) {
       pumping = true
