@@ -19,7 +19,7 @@ import { decide } from "../../services/node/Steering.js"
 import { Transactions } from "../../services/node/Transactions.js"
 import { placeWidgetTool, WidgetPlacement } from "../../services/node/WidgetPlacement.js"
 import { OfferedActions, performTool } from "../../services/node/OfferedActions.js"
-import { type Submission, type Ticket, TurnEngine } from "../../services/node/TurnEngine.js"
+import { type Submission, TurnEngine } from "../../services/node/TurnEngine.js"
 import * as Agent from "./turns/Agent.js"
 import * as Checkpoints from "./turns/Checkpoints.js"
 import * as HostControl from "./turns/HostControl.js"
@@ -32,7 +32,6 @@ import { Composer } from "../../services/node/Composer.js"
 import * as Tickets from "./turns/Tickets.js"
 import * as Tools from "./turns/Tools.js"
 import * as Turns from "./turns/Turn.js"
-import { follow } from "./turns/Turn.js"
 import type { Turn } from "./turns/Turn.js"
 
 export { TurnSettings } from "./turns/Settings.js"
@@ -295,18 +294,11 @@ export const make = (settings: TurnSettings) =>
         const invalid = new LastEventIdInvalid({ given: lastEventId.slice(0, 80) })
         const parsed = Tickets.parseLastEventId(lastEventId)
         if (parsed === undefined) return yield* invalid
-        const { seq, taskId } = parsed
         const state = yield* stateOf(conversationId)
-        if (state.running?.taskId === taskId) {
-          const running = state.running
-          return { ...Tickets.own(running), disposition: "replayed", events: follow(running, seq) } satisfies Ticket
-        }
-        const queued = state.waiting.find((w) => w.taskId === taskId)
-        if (queued !== undefined) return Tickets.waiting(queued, "waiting")
-        return yield* Effect.flatMap(Tickets.ended(store, conversationId, taskId, seq), Option.match({
-          onNone: () => Effect.fail(invalid),
-          onSome: Effect.succeed
-        }))
+        return yield* Effect.flatMap(
+          Tickets.resumed(store, conversationId, state.running, state.waiting, parsed.taskId, parsed.seq),
+          Option.match({ onNone: () => Effect.fail(invalid), onSome: Effect.succeed })
+        )
       })
 
     /** Stops a conversation's turn and waiting messages; returns what was stopped once the turn has ended. */

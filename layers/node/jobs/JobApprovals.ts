@@ -13,7 +13,8 @@ import { JobApprovals } from "../../../services/node/JobApprovals.js"
 import { type JobStart, Jobs } from "../../../services/node/Jobs.js"
 import { PreferenceStore } from "../../../services/node/PreferenceStore.js"
 import { TaskApprovals } from "../../../services/node/TaskApprovals.js"
-import { defaultApprovalTtl, operationDigest } from "../packages/PackageTools.js"
+import { operationDigest } from "../packages/CallWords.js"
+import { defaultApprovalTtl } from "../packages/PackageTools.js"
 import { JobApprovalRow } from "../sql/SqlOfferedActions.js"
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(JobApprovalRow))

@@ -4,15 +4,13 @@
  * written, and only then the call sent; whatever happens after sending without a trustworthy answer leaves an
  * unknown effect, also when the turn is interrupted in the middle.
  */
-import canonicalize from "canonicalize"
 import { Clock, DateTime, Duration, Effect, Exit, Layer, Option, Ref, Schema, SynchronizedRef } from "effect"
-import { createHash } from "node:crypto"
 import type { Tool } from "../../../schema/node/Manifest.js"
 import { DenyRules, MachineTurns } from "../../../schema/node/Preferences.js"
 import { makeId } from "../../../services/common/Ids.js"
 import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
 import { decide as policy } from "../../../services/node/ExecutionPolicy.js"
-import { Ledger, type NewEffect, type UnknownReason } from "../../../services/node/Ledger.js"
+import { Ledger, type NewEffect } from "../../../services/node/Ledger.js"
 import {
   ApprovalAlreadyDecided,
   ApprovalExpired,
@@ -38,6 +36,7 @@ import {
 } from "../../../services/node/ServiceRuntime.js"
 import { type TaskApproval, TaskApprovals } from "../../../services/node/TaskApprovals.js"
 import * as AskAgain from "./AskAgain.js"
+import { bare, failures, messages, operationDigest, sha256 } from "./CallWords.js"
 import * as InputChecks from "./InputChecks.js"
 import { modelOutput } from "./ToolOutput.js"
 
@@ -64,35 +63,6 @@ interface Catalogue {
   readonly revision: number
   readonly offered: ReadonlyArray<OfferedTool>
   readonly byName: ReadonlyMap<string, Entry>
-}
-
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
-
-/** What the person is asked to approve, as one digest: the tool of the package, the whole input, the package bytes. */
-export const operationDigest = (packageId: string, tool: string, input: unknown, packageDigest: string) =>
-  `sha256:${sha256(canonicalize(["tool-call", `${packageId}/${tool}`, input ?? null, packageDigest]) ?? "")}`
-
-const bare = (packageId: string) => packageId.replace(/^@[^/]+\//, "")
-
-/** The wire code of each way a sent call can fail, and the reason its effect is unknown. */
-const failures: Record<ServiceCallError["_tag"], { readonly code: string; readonly reason: UnknownReason }> = {
-  ServiceTimedOut: { code: "SERVICE_TIMED_OUT", reason: "timed-out" },
-  ServiceCancelled: { code: "SERVICE_CANCELLED", reason: "cancelled" },
-  ServiceUnreachable: { code: "SERVICE_UNREACHABLE", reason: "unreachable" },
-  ServiceToolFailed: { code: "SERVICE_TOOL_FAILED", reason: "tool-failed" },
-  ServiceToolNotOffered: { code: "RESOURCE_NOT_FOUND", reason: "tool-failed" }
-}
-
-const messages: Record<string, string> = {
-  INVALID_INPUT: "The input does not fit the tool's schema; nothing was sent.",
-  POLICY_REFUSED: "A deny rule of the person refuses this step; it was not run.",
-  APPROVAL_REQUIRED: "The person must approve this step first; the task waits for their decision. Do not retry it.",
-  LEDGER_UNAVAILABLE: "The effect ledger cannot be written, so the step was not sent.",
-  SERVICE_UNREACHABLE: "The package's service could not be reached.",
-  SERVICE_TIMED_OUT: "The tool did not answer in time.",
-  SERVICE_CANCELLED: "The call was cancelled.",
-  SERVICE_TOOL_FAILED: "The tool failed.",
-  RESOURCE_NOT_FOUND: "The package's service does not offer this tool."
 }
 
 export const make = (options: Options = {}) =>

@@ -140,3 +140,23 @@ export const retried = (
   if (queued !== undefined) return waiting(queued, "waiting")
   return replay(store, conversationId, seen.messageId, seen.taskId)
 }
+
+/**
+ * The events after `afterSeq` of the task a `Last-Event-ID` names: its turn still running, its message still
+ * waiting, or its stored events once it ended; none when the conversation holds no such task.
+ */
+export const resumed = (
+  store: ConversationStore["Type"],
+  conversationId: string,
+  running: Turn | undefined,
+  waitingHere: ReadonlyArray<Waiting>,
+  taskId: string,
+  afterSeq: number
+): Effect.Effect<Option.Option<Ticket>> => {
+  if (running?.taskId === taskId) {
+    return Effect.succeed(Option.some({ ...own(running), disposition: "replayed", events: follow(running, afterSeq) }))
+  }
+  const queued = waitingHere.find((w) => w.taskId === taskId)
+  if (queued !== undefined) return Effect.succeed(Option.some(waiting(queued, "waiting")))
+  return ended(store, conversationId, taskId, afterSeq)
+}
