@@ -146,7 +146,7 @@ const main = async () => {
     phase("Starting the nodes and the reference")
     const nodes: Array<Server> = []
     for (const b of builds) nodes.push(serverOf(await startNode(b, tmp, files), b))
-    const reference = serverOf(await startReference(), undefined)
+    const reference = serverOf(await startReference(files), undefined)
     const servers = [...nodes, reference]
     const serversCpuMs = () => servers.reduce((sum, s) => sum + procCpuMs(s.target.child.process.pid), 0)
     const window = { wall: now(), machine: machineBusyMs(), servers: serversCpuMs(), driver: process.cpuUsage() }

@@ -10,7 +10,6 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
-import { startChild } from "../Children.js"
 import { freePort, log, root, seconds } from "../Common.js"
 import { type Target, waitHealthy } from "./client.js"
 import { startNodeChild } from "./probe.js"
@@ -180,16 +179,22 @@ export const startNode = async (b: Build, tmp: string, files: ReturnType<typeof 
 
 export const referenceLabel = "plain node:http"
 
-export const startReference = async (): Promise<Target> => {
+/**
+ * The reference with the node's preload, so that its own delta → bytes (the floor of node:http on this machine,
+ * same scan, same sampling every 100 ms) is read the same way as the node's.
+ */
+export const startReference = async (files: ReturnType<typeof writeNodeFiles>): Promise<Target> => {
   const port = await freePort()
-  const child = startChild(referenceLabel, [
+  const child = startNodeChild(referenceLabel, [
+    "--import",
+    pathToFileURL(files.preloadFile).href,
     "-e",
     referenceSource,
     String(settings.deltas),
     String(settings.burstDeltas),
     String(settings.delayMs),
     String(port)
-  ])
+  ], {}, root)
   const target = { label: referenceLabel, port, token: "", child }
   await waitHealthy(target)
   return target

@@ -82,7 +82,8 @@ export const runLevel = async (
   const idleRss = measureNode ? readRss(target.child.process.pid!) ?? 0 : 0
   const memory = measureNode ? trackMemory(target.child) : undefined
   const cpuBefore = measureNode ? await askSample(target.child, false) : undefined
-  if (measureNode) await askWritten(target.child)
+  // The reference carries the preload too: its delta → bytes is the floor beside the node's.
+  await askWritten(target.child)
   const driverBefore = process.cpuUsage()
   const all: Array<SseStream> = []
   /** Per stream: when every stream of its run (repeat) had its first delta. */
@@ -109,7 +110,7 @@ export const runLevel = async (
   }
   const driverCpu = process.cpuUsage(driverBefore)
   const cpuAfter = measureNode ? await askSample(target.child, false) : undefined
-  const toBytes = measureNode ? sorted(await askWritten(target.child)) : undefined
+  const toBytes = sorted(await askWritten(target.child))
   const peaks = memory?.()
   assertRunning(target.child)
 

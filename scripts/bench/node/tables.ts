@@ -46,8 +46,8 @@ export const targetsTable = (r: Results) => {
     const floor = sameRun(r.reference.levels, layout, l)
     rows.push([
       `≤ ${t.addedPerDeltaP99Ms} ms p99 added per delta (the model's delta → its bytes written to the socket, inside ` +
-      `the node), ${streamsLabel(l)} stream${l.streams === 1 ? "" : "s"}, ${layout} cores; at the client, plain ` +
-      `node:http's p99 is ${ms2(p99(floor?.delivery))} ms`,
+      `the node), ${streamsLabel(l)} stream${l.streams === 1 ? "" : "s"}, ${layout} cores; plain node:http's own ` +
+      `delta → bytes p99 is ${ms2(p99(floor?.toBytes))} ms, at the client ${ms2(p99(floor?.delivery))} ms`,
       ...cells((b) => {
         const run = sameRun(b.levels, layout, l)
         return run === undefined
