@@ -8,7 +8,7 @@
  * and with BENCH_BASELINE_REF the same from that commit (a temporary worktree, built with its own `npm run build`),
  * each under every NODE_OPTIONS variant of BENCH_NODE_VARIANTS. They take turns run by run, so a change in the
  * machine's load falls on all of them alike. Per run: the server's user + system time (/proc, 10 ms ticks) and,
- * on PostgreSQL, that of every `postgres` process (the servers take turns, so it is this server's backends' work)
+ * on PostgreSQL, that of the database's backends (the servers take turns, so it is this server's backends' work)
  * divided by the requests answered; req/s, p50 and p99 are printed beside them but mean little on a busy machine.
  *
  * Environment: BENCH_PACKAGES (default 100000), BENCH_DATABASES (postgres, sqlite; both by default),
@@ -68,19 +68,16 @@ const cpuMicros = (pid: number): number => {
   }
 }
 
-/** CPU of every `postgres` process, in µs. Backends that end during a run lose their time: none should. */
-const postgresCpuMicros = (): number => {
-  let total = 0
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += cpuMicros(Number(entry))
-    } catch {
-      // gone
-    }
-  }
-  return total
-}
+/**
+ * The backends of this benchmark's database (other work may use the same PostgreSQL): the servers' pools keep
+ * their connections, so the same backends serve a whole run.
+ */
+const backendPids = (url: string) =>
+  withPg(url, async (client) =>
+    (await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"))
+      .rows.map((row: { pid: number }) => Number(row.pid)))
+
+const postgresCpuMicros = (pids: ReadonlyArray<number>): number => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0)
 
 interface Contender {
   readonly label: string
@@ -115,14 +112,16 @@ const seedIfNeeded = async (database: "postgres" | "sqlite", url: string, marker
   if (marker !== undefined) fs.writeFileSync(marker, `${settings.packages}\n`)
 }
 
-const measure = async (server: Server, scenario: Scenario, onPostgres: boolean): Promise<Sample> => {
+const measure = async (server: Server, scenario: Scenario, postgresUrl: string | undefined): Promise<Sample> => {
   const pid = server.child.process.pid!
+  const pids = postgresUrl === undefined ? [] : await backendPids(postgresUrl)
+  const onPostgres = postgresUrl !== undefined
   // The settle inside `load` runs first; the CPU counted from here includes its few health checks (negligible).
   const serverBefore = cpuMicros(pid)
-  const postgresBefore = onPostgres ? postgresCpuMicros() : 0
+  const postgresBefore = onPostgres ? postgresCpuMicros(pids) : 0
   const m = await load(server, scenario.paths, { duration: settings.seconds })
   const serverUs = (cpuMicros(pid) - serverBefore) / m.total
-  const postgresUs = onPostgres ? (postgresCpuMicros() - postgresBefore) / m.total : 0
+  const postgresUs = onPostgres ? (postgresCpuMicros(pids) - postgresBefore) / m.total : 0
   return { serverUs, postgresUs, rps: m.requestsPerSecond, p50: m.p50, p99: m.p99 }
 }
 
@@ -174,7 +173,7 @@ const main = async () => {
       for (let round = 0; round < settings.rounds; round++) {
         for (const scenario of scenarios) {
           for (const server of servers) {
-            const s = await measure(server, scenario, database === "postgres")
+            const s = await measure(server, scenario, database === "postgres" ? url : undefined)
             const key = `${scenario.id}\t${server.label}`
             samples.set(key, [...(samples.get(key) ?? []), s])
             log(
