@@ -32,7 +32,12 @@
  * also 1000000), BENCH_DATABASE_URL, the administrative PostgreSQL connection
  * (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_DATABASES (postgres, sqlite; both by default) and
  * BENCH_SCENARIOS (scenario ids, Settings.ts `scenarioIds`; all by default): a run limited by either prints its
- * figures and writes nothing (e.g. PostgreSQL's searches alone while iterating). The default run stays under 5 minutes on an idle
+ * figures and writes nothing (e.g. PostgreSQL's searches alone while iterating), and BENCH_PRODUCT_NODE_OPTIONS, Node
+ * flags for the product's servers only, on their command line (Servers.ts): `--cpu-prof --cpu-prof-dir=DIR` writes
+ * each server's CPU profile when the run stops it (SIGTERM ends it through `process.exit`, which writes the profile;
+ * NODE_OPTIONS itself refuses `--cpu-prof`), `--max-semi-space-size=N` tries a young generation of another size.
+ * `npm run bench:search-cpu` (scripts/bench/search-cpu.ts) measures the server's and PostgreSQL's CPU per search
+ * request, against a baseline commit and under several flag sets. The default run stays under 5 minutes on an idle
  * machine; BENCH_FULL=1 is the run whose figures are judged.
  */
 import { killAll } from "./Children.js"

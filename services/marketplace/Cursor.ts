@@ -4,12 +4,20 @@
  * replayed against another sort or filter; a checksum catches tampering.
  */
 import { Either, Schema } from "effect"
-import { createHash } from "node:crypto"
+import * as crypto from "node:crypto"
 import type { Keyset } from "./PackageStore.js"
 
 export type CursorProblem = "malformed" | "foreign"
 
-const digest = (value: string, length: number) => createHash("sha256").update(value).digest("base64url").slice(0, length)
+/**
+ * The one-shot `crypto.hash` gives the digest `createHash().update().digest()` gives in about half the time (it runs
+ * twice per page); Node 20 before 20.12 lacks it.
+ */
+const sha256 = typeof crypto.hash === "function"
+  ? (value: string) => crypto.hash("sha256", value, "base64url")
+  : (value: string) => crypto.createHash("sha256").update(value).digest("base64url")
+
+const digest = (value: string, length: number) => sha256(value).slice(0, length)
 
 /** The fingerprint of a request's sort and filters. */
 export const fingerprint = (parameters: Readonly<Record<string, string | undefined>>): string =>

@@ -14,13 +14,24 @@ export const defaultLimit = 20
 /** At most this many terms reach the full-text index. */
 const maxTerms = 16
 
-/** Words of a query: runs of letters and digits, lowercased, accents folded (the index is built the same way). */
+// Any code unit above 0x7f (a surrogate half included: no u flag).
+const nonAscii = /[\u0080-\uffff]/
+
+const isAscii = (text: string) => !nonAscii.test(text)
+
+/**
+ * Words of a query: runs of letters and digits, lowercased, accents folded (the index is built the same way).
+ * ASCII text, nearly every query, skips the Unicode passes: NFKD leaves it as it is, it holds no combining
+ * mark, and its letters and digits are [A-Za-z0-9].
+ */
 export const termsOf = (q: string | undefined): ReadonlyArray<string> =>
-  (q ?? "")
-    .normalize("NFKD")
-    .replace(/\p{M}+/gu, "")
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
+  (isAscii(q ?? "")
+    ? (q ?? "").toLowerCase().split(/[^a-z0-9]+/)
+    : (q ?? "")
+      .normalize("NFKD")
+      .replace(/\p{M}+/gu, "")
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u))
     .filter((term) => term.length > 0)
     .slice(0, maxTerms)
 

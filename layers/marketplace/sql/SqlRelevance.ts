@@ -10,7 +10,7 @@
  * and stops at the page size; a 3-letter word walks the prefix table's (prefix, tier, name) key instead (one walk
  * where the words starting with it took one each).
  */
-import type { SqlClient, Statement } from "@effect/sql"
+import type { SqlClient, SqlError, Statement } from "@effect/sql"
 import { Effect } from "effect"
 import type { Keyset } from "../../../services/marketplace/PackageStore.js"
 import { int, type Row, summaryColumns, text } from "./Rows.js"
@@ -23,6 +23,13 @@ import { isStoredPrefix, prefixRange, tierOfScore, weightOf } from "./SearchTerm
 const maxWalks = 48
 
 type Filters = ReadonlyArray<Statement.Fragment>
+
+/**
+ * The score of a relevance row: the statement's own for several words, else the weight of the tier the walk
+ * found it at. Read for the page's last row only (its cursor): adding it to every row copied each one, which
+ * cost as much CPU as building the page's summaries.
+ */
+export const scoreOf = (row: Row): number => (row.score === undefined ? weightOf(int(row.tier)) : Number(row.score))
 
 export interface RelevanceOptions {
   /**
@@ -104,14 +111,10 @@ export const makeRelevance = (
     afterName: after === undefined ? sql`''` : nameOf(after.id)
   })
 
-  const scored = (rows: ReadonlyArray<Row>) => rows.map((row): Row => ({ ...row, score: weightOf(int(row.tier)) }))
-
   const summaries = (ranked: Statement.Fragment, cte: Statement.Fragment = sql``) =>
     sql<Row>`${cte} SELECT ${sql.literal(summaryColumns)}, r.tier
       FROM (${ranked}) r JOIN packages p ON p.id = r.package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-      ORDER BY r.tier, r.name`.pipe(
-      Effect.map(scored)
-    )
+      ORDER BY r.tier, r.name`
 
   /**
    * One word, PostgreSQL: the words, their count and their walks in one statement (LATERAL), so it is planned
@@ -131,7 +134,7 @@ export const makeRelevance = (
         ? int(rows[0]!.word_count)
         : int((yield* sql<Row>`${wordsCte(term)} SELECT ${count} AS n`)[0]?.n ?? 0)
       if (words > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
-      return scored(rows)
+      return rows
     })
 
   /**
@@ -144,18 +147,22 @@ export const makeRelevance = (
     filters: Filters,
     after: Keyset | undefined,
     limit: number
-  ) =>
-    Effect.gen(function*() {
-      const { from, to } = prefixRange(term)
-      const { afterName, afterTier } = resumeArguments(after)
-      const rows = yield* sql<Row>`SELECT * FROM clark_word_page(${from}, ${to}, ${statuses.join(",")}, ${afterTier},
-        ${afterName}, ${limit}, ${maxWalks})`
-      const words = rows.length > 0
-        ? int(rows[0]!.word_count)
-        : int((yield* sql<Row>`${wordsCte(term)} SELECT COUNT(*) AS n FROM w WHERE term IS NOT NULL`)[0]?.n ?? 0)
-      if (words > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
-      return scored(rows)
-    })
+  ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> => {
+    // Every public search of a longer word runs this: flatMaps, not a generator, which costs several times more.
+    const { from, to } = prefixRange(term)
+    const { afterName, afterTier } = resumeArguments(after)
+    return Effect.flatMap(
+      sql<Row>`SELECT * FROM clark_word_page(${from}, ${to}, ${statuses.join(",")}, ${afterTier},
+        ${afterName}, ${limit}, ${maxWalks})`,
+      (rows) => {
+        if (rows.length > 0 && int(rows[0]!.word_count) <= maxWalks) return Effect.succeed(rows)
+        const words = rows.length > 0
+          ? Effect.succeed(int(rows[0]!.word_count))
+          : Effect.map(sql<Row>`${wordsCte(term)} SELECT COUNT(*) AS n FROM w WHERE term IS NOT NULL`, (r) => int(r[0]?.n ?? 0))
+        return Effect.flatMap(words, (n) => n > maxWalks ? summaries(grouped(term, filters, after, limit)) : Effect.succeed(rows))
+      }
+    )
+  }
 
   /** One word, SQLite: the words first, then one arm per word (no LATERAL); both run in-process. */
   const oneWordSqlite = (term: string, filters: Filters, after: Keyset | undefined, limit: number) =>
@@ -212,7 +219,6 @@ export const makeRelevance = (
   const storedPrefixPgStatuses = (term: string, statuses: ReadonlyArray<string>, after: Keyset | undefined, limit: number) => {
     const { afterName, afterTier } = resumeArguments(after)
     return sql<Row>`SELECT * FROM clark_prefix_page(${term}, ${statuses.join(",")}, ${afterTier}, ${afterName}, ${limit})`
-      .pipe(Effect.map(scored))
   }
 
   const oneWord = (

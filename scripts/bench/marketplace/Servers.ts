@@ -26,8 +26,13 @@ export interface Server {
   readonly child: Child
 }
 
-const startServer = async (label: string, args: ReadonlyArray<string>, env?: Record<string, string>): Promise<Server> => {
-  const child = startChild(label, args, env)
+const startServer = async (
+  label: string,
+  args: ReadonlyArray<string>,
+  env?: Record<string, string>,
+  cwd?: string
+): Promise<Server> => {
+  const child = startChild(label, args, env, false, cwd)
   const baseUrl = `http://127.0.0.1:${args[args.length - 1]}`
   const started = Date.now()
   await waitHealthy(child, baseUrl)
@@ -44,13 +49,38 @@ export const warningLogLevel = "Warn"
 
 type ReadCache = "on" | "off"
 
-export const startMarketplace = async (label: string, database: string, readCache: ReadCache) =>
-  startServer(label, ["bin/clark.js", "marketplace", "serve", "--database", database, "--port", String(await freePort())], {
+/**
+ * BENCH_PRODUCT_NODE_OPTIONS: Node flags for the product's servers only (not the bench, the baseline or the search
+ * servers), e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` or `--max-semi-space-size=32`, separated by spaces. They
+ * go on the server's command line, not into NODE_OPTIONS, which refuses `--cpu-prof`. A profile is written when
+ * the bench stops the server: SIGTERM interrupts its main fiber and the runtime ends the process with
+ * `process.exit`, which writes it.
+ */
+export const productNodeOptions = process.env.BENCH_PRODUCT_NODE_OPTIONS
+
+const flagsOf = (options: string | undefined) => (options ?? "").split(/\s+/).filter((flag) => flag !== "")
+
+export const startMarketplace = async (
+  label: string,
+  database: string,
+  readCache: ReadCache,
+  options: { readonly cwd?: string; readonly nodeOptions?: string | undefined } = {}
+) =>
+  startServer(label, [
+    ...flagsOf(options.nodeOptions ?? productNodeOptions),
+    "bin/clark.js",
+    "marketplace",
+    "serve",
+    "--database",
+    database,
+    "--port",
+    String(await freePort())
+  ], {
     LOG_LEVEL: warningLogLevel,
     MARKETPLACE_READ_CACHE: readCache,
     // One load generator is one client address: limited, nearly every request would be a 429.
     MARKETPLACE_RATE_LIMITS: "off"
-  })
+  }, options.cwd)
 
 export const startBaseline = async (database: string) =>
   startServer("baseline (node:http + pg)", [

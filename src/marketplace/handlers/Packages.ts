@@ -6,6 +6,7 @@ import {
   type ListParams,
   PackageDetail,
   PackagePage,
+  type PackageSummary,
   publicStatuses,
   SearchPage,
   VersionList
@@ -26,22 +27,28 @@ const cursorMessages = {
  * The store is an argument, not a service to provide per request: providing one
  * copies the request's whole context.
  */
-export const findPage = (store: PackageStore["Type"], params: ListParams, route: "packages" | "search") =>
-  Effect.gen(function*() {
-    const plan = Listing.plan(params, route)
-    if (Either.isLeft(plan)) {
-      const { parameter, problem } = plan.left
-      return yield* new ValidationFailed({
+export const findPage = (
+  store: PackageStore["Type"],
+  params: ListParams,
+  route: "packages" | "search"
+): Effect.Effect<{ readonly items: ReadonlyArray<PackageSummary>; readonly nextCursor: string | null }, ValidationFailed> => {
+  // Every list and search runs this: a map, not a generator, which costs several times more.
+  const plan = Listing.plan(params, route)
+  if (Either.isLeft(plan)) {
+    const { parameter, problem } = plan.left
+    return Effect.fail(
+      new ValidationFailed({
         message: `Invalid request: ${parameter}`,
         details: { issues: [{ path: parameter, message: cursorMessages[problem] }] }
       })
-    }
-    const slice = yield* store.find(plan.right.query)
-    return {
-      items: slice.items,
-      nextCursor: slice.next === undefined ? null : Cursor.encode(plan.right.binding, slice.next)
-    }
-  })
+    )
+  }
+  const { binding, query } = plan.right
+  return Effect.map(store.find(query), (slice) => ({
+    items: slice.items,
+    nextCursor: slice.next === undefined ? null : Cursor.encode(binding, slice.next)
+  }))
+}
 
 const packageNotFound = (name: string) => new NotFound({ message: `No package named ${name}` })
 

@@ -10,6 +10,7 @@ import {
   wordsOf
 } from "../../../layers/marketplace/sql/SearchTerms.js"
 import { termsOf } from "../../../services/marketplace/Listing.js"
+import fc from "fast-check"
 
 describe("wordsOf", () => {
   // Query terms and stored words must be cut and folded alike, or a word would not find itself.
@@ -19,6 +20,14 @@ describe("wordsOf", () => {
       expect(wordsOf(text)).toEqual(termsOf(text))
     }
   )
+
+  it("cuts ASCII text (termsOf's shortcut) exactly as the Unicode passes do", () => {
+    // Every code unit below 0x80, so separators, digits, capitals and controls all come up.
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((code) => String.fromCharCode(code)), maxLength: 60 })
+    fc.assert(fc.property(ascii, (text) => {
+      expect(termsOf(text)).toEqual(wordsOf(text).slice(0, 16))
+    }), { numRuns: 2000 })
+  })
 
   it("keeps every word, where a query keeps 16", () => {
     const text = Array.from({ length: 20 }, (_, i) => `w${i}`).join(" ")
