@@ -45,16 +45,40 @@ const Database = (): Driver => (driver ??= createRequire(import.meta.url)("bette
 /** Statements kept prepared: the ledger's texts are constant (parameters bound), so this bound is never reached in use. */
 const preparedLimit = 128
 
+/**
+ * When the WAL is copied back into the database file. SQLite's automatic checkpoint is off on the held handle
+ * (LedgerDatabase.ts): a write marked `settle` (an answer, which comes after its call went out) checkpoints first
+ * once `settleAfter` writes were made since the last checkpoint, so that it, not the next record, also pays the
+ * WAL's restart; any write checkpoints first past `ceiling`, so a ledger that records and is never answered still
+ * keeps its WAL bounded.
+ */
+export interface Checkpoints {
+  readonly settleAfter: number
+  readonly ceiling: number
+}
+
+/**
+ * A record writes about 3.5 WAL pages (row, primary key, the `effects_waiting` index), its answer about 3: a call's
+ * answer checkpoints about every 75 calls (some 500 pages), and records never answered at about 1,000 pages, where
+ * SQLite's automatic checkpoint would have run inside one of them.
+ */
+export const defaultCheckpoints: Checkpoints = { settleAfter: 150, ceiling: 300 }
+
 export interface LedgerClient {
   readonly client: SqlClient.SqlClient
-  /** Runs one statement of constant text (a write) on the held handle; see the module's comment for transactions. */
-  readonly write: (text: string, params: ReadonlyArray<unknown>) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Runs one statement of constant text (a write) on the held handle; see the module's comment for transactions.
+   * `settle`: the write may checkpoint the WAL first (`Checkpoints`); a record never does below the ceiling.
+   */
+  readonly write: (text: string, params: ReadonlyArray<unknown>, settle?: boolean) => Effect.Effect<void, SqlError.SqlError>
+  /** Writes on the held handle since its last checkpoint (for tests). */
+  readonly sinceCheckpoint: () => number
 }
 
 const failure = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
 
 /** Opens `filename` (a defect when the driver cannot) and closes it with `scope`. */
-export const make = (filename: string): Effect.Effect<LedgerClient, never, Scope.Scope> =>
+export const make = (filename: string, checkpoints: Checkpoints = defaultCheckpoints): Effect.Effect<LedgerClient, never, Scope.Scope> =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(Effect.sync(() => new (Database())(filename)), (db) => Effect.sync(() => db.close()))
     const statements = new Map<string, Prepared>()
@@ -121,11 +145,31 @@ export const make = (filename: string): Effect.Effect<LedgerClient, never, Scope
       spanAttributes: [["db.system.name", "sqlite"]]
     }).pipe(Effect.provide(Reactivity.layer))
 
-    const write = (text: string, params: ReadonlyArray<unknown>): Effect.Effect<void, SqlError.SqlError> =>
+    // A plain counter: it is read and set only inside the synchronous body of a write, where no other fiber runs.
+    let since = 0
+    const checkpoint = () => {
+      // PASSIVE: the handle is the file's only writer, so it copies the whole WAL; the next commit restarts it.
+      prepared("PRAGMA wal_checkpoint(PASSIVE)").all()
+      since = 0
+    }
+    const run = (text: string, params: ReadonlyArray<unknown>, settle: boolean) => {
+      if (since >= checkpoints.ceiling || (settle && since >= checkpoints.settleAfter)) {
+        // A checkpoint that fails leaves the WAL as it was and is tried again at the next due write; the write's
+        // own statement says whether the file can be written.
+        try {
+          checkpoint()
+        } catch {
+          // Nothing: see above.
+        }
+      }
+      prepared(text).run(...params)
+      since++
+    }
+    const write = (text: string, params: ReadonlyArray<unknown>, settle = false): Effect.Effect<void, SqlError.SqlError> =>
       Effect.suspend(() =>
         db.inTransaction
           ? Effect.asVoid(client.unsafe(text, params))
-          : Effect.try({ try: () => void prepared(text).run(...params), catch: failure("Failed to execute statement") })
+          : Effect.try({ try: () => run(text, params, settle), catch: failure("Failed to execute statement") })
       )
-    return { client, write }
+    return { client, write, sinceCheckpoint: () => since }
   })

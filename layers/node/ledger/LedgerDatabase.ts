@@ -44,6 +44,8 @@ export interface Opened extends LedgerClient.LedgerClient {
 export interface OpenOptions {
   /** `NORMAL` only for the benchmark's baseline: the ledger itself always commits with `FULL`. */
   readonly synchronous?: "FULL" | "NORMAL" | undefined
+  /** When the WAL is checkpointed (tests); `LedgerClient.defaultCheckpoints` otherwise. */
+  readonly checkpoints?: LedgerClient.Checkpoints | undefined
 }
 
 /**
@@ -61,11 +63,13 @@ export const open = (
       Effect.gen(function*() {
         yield* Effect.sync(() => fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 }))
         // The driver opens the file while the client is made and throws (a defect) when it cannot.
-        const opened = yield* Scope.extend(LedgerClient.make(ledgerFile(dataDir)), scope)
+        const opened = yield* Scope.extend(LedgerClient.make(ledgerFile(dataDir), options.checkpoints), scope)
         const client = opened.client
         yield* client`PRAGMA journal_mode = WAL`
         yield* client`PRAGMA synchronous = ${client.literal(options.synchronous ?? "FULL")}`
         yield* client`PRAGMA busy_timeout = 5000`
+        // Checkpoints at the ledger's own moments instead (LedgerClient.ts, `Checkpoints`).
+        yield* client`PRAGMA wal_autocheckpoint = 0`
         yield* Migrator.make({})({ loader, table: "ledger_migrations" }).pipe(using(client))
         return opened
       }).pipe(Effect.catchAllDefect(Effect.fail))
