@@ -71,6 +71,8 @@ export interface LedgerClient {
    * `settle`: the write may checkpoint the WAL first (`Checkpoints`); a record never does below the ceiling.
    */
   readonly write: (text: string, params: ReadonlyArray<unknown>, settle?: boolean) => Effect.Effect<void, SqlError.SqlError>
+  /** Checkpoints now if a settling write would (`Checkpoints`): for a settling write made through `client`. */
+  readonly settle: Effect.Effect<void>
   /** Writes on the held handle since its last checkpoint (for tests). */
   readonly sinceCheckpoint: () => number
 }
@@ -152,7 +154,7 @@ export const make = (filename: string, checkpoints: Checkpoints = defaultCheckpo
       prepared("PRAGMA wal_checkpoint(PASSIVE)").all()
       since = 0
     }
-    const run = (text: string, params: ReadonlyArray<unknown>, settle: boolean) => {
+    const checkpointIfDue = (settle: boolean) => {
       if (since >= checkpoints.ceiling || (settle && since >= checkpoints.settleAfter)) {
         // A checkpoint that fails leaves the WAL as it was and is tried again at the next due write; the write's
         // own statement says whether the file can be written.
@@ -162,6 +164,9 @@ export const make = (filename: string, checkpoints: Checkpoints = defaultCheckpo
           // Nothing: see above.
         }
       }
+    }
+    const run = (text: string, params: ReadonlyArray<unknown>, settle: boolean) => {
+      checkpointIfDue(settle)
       prepared(text).run(...params)
       since++
     }
@@ -171,5 +176,9 @@ export const make = (filename: string, checkpoints: Checkpoints = defaultCheckpo
           ? Effect.asVoid(client.unsafe(text, params))
           : Effect.try({ try: () => run(text, params, settle), catch: failure("Failed to execute statement") })
       )
-    return { client, write, sinceCheckpoint: () => since }
+    const settle = Effect.sync(() => {
+      // Never inside a transaction open on the handle (a reconcile's): its own pages are not even committed.
+      if (!db.inTransaction) checkpointIfDue(true)
+    })
+    return { client, write, settle, sinceCheckpoint: () => since }
   })

@@ -253,8 +253,10 @@ export const make = (dataDir: string, options: Options = {}) =>
           ], true)))
 
     const unknown = (effectId: string, reason: UnknownReason) =>
-      write("unknown", ({ client: sql }) =>
+      write("unknown", ({ client: sql, settle }) =>
         Effect.gen(function*() {
+          // After the call, as an answer: the WAL's checkpoint, if due, is paid here rather than by a record.
+          yield* settle
           const moved = yield* sql`UPDATE effects SET status = 'unknown', reason = ${reason}, may_have_run = 1
             WHERE id = ${effectId} AND status = 'sent' RETURNING id`
           return [yield* find(sql, effectId), moved.length > 0] as const

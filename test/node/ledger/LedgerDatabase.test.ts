@@ -109,9 +109,14 @@ describe("the ledger's file", () => {
       // Below `settleAfter` a settling write is a plain write.
       yield* settle()
       expect(ledger.sinceCheckpoint()).toBe(2)
+      // `settle` alone (an unknown effect's, whose write goes through the client) checkpoints once due.
+      for (let i = 0; i < 8; i++) yield* record()
+      yield* ledger.settle
+      expect(ledger.sinceCheckpoint()).toBe(0)
+      expect(inFile()).toBe(61)
       // Whatever is still in the WAL reaches the file when it closes (SQLite checkpoints at close).
       yield* Scope.close(scope, Exit.void)
-      expect(idsOnDisk(dataDir)).toHaveLength(53)
+      expect(idsOnDisk(dataDir)).toHaveLength(61)
     }))
 
   it.live("a write refused inside an uninterruptible region reopens the file there and still closes it (no hang)", () =>
