@@ -15,6 +15,9 @@
  * handle (between its BEGIN and COMMIT, which may span other fibers' turns) goes through the client and waits for
  * the transaction's permit instead of joining it; otherwise it runs at once, as its own autocommit transaction
  * (the driver is synchronous, so no other fiber runs meanwhile).
+ *
+ * The WAL's checkpoints are this handle's too (`Checkpoints`): run before a settling write's statement, so that a
+ * record, which the call waits on before it is sent, pays its own commit's fsync and nothing else.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, SqlError, Statement } from "@effect/sql"
