@@ -45,7 +45,7 @@ export interface LedgerFigures {
 /** What the benchmark needs of a ledger: its `record` (a baseline commit's ledger has its own types). */
 export interface Recording {
   readonly record: (effect: NewEffect) => Effect.Effect<unknown, unknown>
-  readonly answer: (effectId: string, answer: { readonly isError: boolean; readonly output?: unknown }) => Effect.Effect<unknown, unknown>
+  readonly answer: (effectId: string, answer: { readonly isError: boolean; readonly output: unknown }) => Effect.Effect<unknown, unknown>
 }
 
 /** A baseline commit's ledger on `dir`, committing with `FULL`. */

@@ -5,7 +5,7 @@
  * `strace -tt` (or `-ttt`) of the same run.
  */
 import * as fs from "node:fs"
-import { PerformanceObserver } from "node:perf_hooks"
+import { type PerformanceEntry, PerformanceObserver } from "node:perf_hooks"
 
 export interface Span {
   readonly what: string
@@ -23,7 +23,8 @@ export const start = () => {
   if (file === undefined || observer !== undefined) return
   observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      spans.push({ what: `gc-${(entry.detail as { kind?: number } | undefined)?.kind ?? "?"}`, at: performance.timeOrigin + entry.startTime, wall: entry.duration })
+      const kind = (entry as PerformanceEntry & { readonly detail?: { readonly kind?: number } }).detail?.kind ?? "?"
+      spans.push({ what: `gc-${kind}`, at: performance.timeOrigin + entry.startTime, wall: entry.duration })
     }
   })
   observer.observe({ entryTypes: ["gc"] })

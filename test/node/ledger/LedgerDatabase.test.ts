@@ -87,7 +87,7 @@ describe("the ledger's file", () => {
         fs.copyFileSync(ledgerFile(dataDir), copy)
         // Before the first checkpoint even the table is only in the WAL.
         const db = new Database(copy)
-        const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'effects'").get().n
+        const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'effects'").all()[0].n
         db.close()
         return tables === 0 ? 0 : idsOnDisk(dataDir, copy).length
       }
