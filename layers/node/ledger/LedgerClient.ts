@@ -63,9 +63,11 @@ export interface Checkpoints {
 /**
  * A record writes about 3.5 WAL pages (row, primary key, the `effects_waiting` index), its answer about 3: an answer
  * checkpoints about every 150 calls, near SQLite's own 1,000 pages (so a call pays a checkpoint as often as before,
- * at its answer), and records never answered at about 2,000 pages (an 8 MB WAL).
+ * at its answer). The ceiling leaves room for 100 calls in flight between a record and its answer, and no more: until
+ * its first checkpoint after an open the WAL grows, and a commit that grows the file costs its fsync more (about
+ * 0.05-0.08 ms here) than one written over the WAL's old pages.
  */
-export const defaultCheckpoints: Checkpoints = { settleAfter: 300, ceiling: 600 }
+export const defaultCheckpoints: Checkpoints = { settleAfter: 300, ceiling: 400 }
 
 export interface LedgerClient {
   readonly client: SqlClient.SqlClient
