@@ -45,6 +45,7 @@ export interface LedgerFigures {
 /** What the benchmark needs of a ledger: its `record` (a baseline commit's ledger has its own types). */
 export interface Recording {
   readonly record: (effect: NewEffect) => Effect.Effect<unknown, unknown>
+  readonly answer: (effectId: string, answer: { readonly isError: boolean; readonly output: unknown }) => Effect.Effect<unknown, unknown>
 }
 
 /** A baseline commit's ledger on `dir`, committing with `FULL`. */
@@ -121,6 +122,8 @@ export const benchLedger = (
     const full = yield* ledgerOn(path.join(root, "full"), "FULL")
     const normal = yield* ledgerOn(path.join(root, "normal"), "NORMAL")
     const before = options.baseline === undefined ? undefined : yield* options.baseline(path.join(root, "before"))
+    const answered = yield* ledgerOn(path.join(root, "answered"), "FULL")
+    const beforeAnswered = options.baseline === undefined ? undefined : yield* options.baseline(path.join(root, "before-answered"))
     const bareFull = bareInsert(path.join(root, "bare-full"), "FULL")
     const bareNormal = bareInsert(path.join(root, "bare-normal"), "NORMAL")
     yield* Effect.addFinalizer(() => Effect.sync(() => (bareFull.close(), bareNormal.close())))
@@ -133,6 +136,17 @@ export const benchLedger = (
           Effect.map((): Sample => ({ wall: performance.now() - started, cpu: cpuNow() - cpu }))
         )
       })
+    // As a call makes them: the record (timed), then its answer (not timed), so that whatever a ledger does at
+    // an answer lands where it lands in a call.
+    const timedAnswered = (ledger: Recording) =>
+      Effect.suspend(() => {
+        const cpu = cpuNow()
+        const started = performance.now()
+        return Effect.flatMap(Effect.orDie(ledger.record(effect)), (stored) => {
+          const sample: Sample = { wall: performance.now() - started, cpu: cpuNow() - cpu }
+          return Effect.as(Effect.orDie(ledger.answer((stored as { effectId: string }).effectId, { isError: false, output: "ok" })), sample)
+        })
+      })
     const timedBare = (bare: { run: () => unknown }) =>
       Effect.sync((): Sample => {
         const cpu = cpuNow()
@@ -143,6 +157,10 @@ export const benchLedger = (
     const variants: ReadonlyArray<readonly [string, Effect.Effect<Sample>]> = [
       ["`Ledger.record`, synchronous = FULL (the ledger)", timed(full)],
       ...(before === undefined ? [] : [["`Ledger.record` of the baseline commit, FULL (before)", timed(before)] as const]),
+      ["`Ledger.record` followed by its `answer` (untimed), as in a call, FULL", timedAnswered(answered)],
+      ...(beforeAnswered === undefined
+        ? []
+        : [["`Ledger.record` followed by its `answer` (untimed), baseline commit, FULL", timedAnswered(beforeAnswered)] as const]),
       ["`Ledger.record`, synchronous = NORMAL (no fsync)", timed(normal)],
       ["bare INSERT through the driver, FULL", timedBare(bareFull)],
       ["bare INSERT through the driver, NORMAL", timedBare(bareNormal)]

@@ -58,6 +58,7 @@ import { type BaselineLedger, benchLedger } from "./ledger.js"
 import { checkoutBaseline, removeBaseline } from "./node/builds.js"
 import { currentModules, loadModules, type NodeModules } from "./node/modules.js"
 import { type Figures, report, type Results } from "./tools/report.js"
+import * as Trace from "./tools/trace.js"
 
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_TOOLS_N", full ? 10_000 : 2_000)
@@ -153,7 +154,7 @@ const noLedger = {
 } as unknown as Ledger["Type"]
 
 /** The node's ledger with the time of each `record` kept, as the call path runs it. */
-const timedLedger = (ledger: Ledger["Type"], times: Array<Sample>) =>
+const timedLedger = (ledger: Ledger["Type"], times: Array<Sample>, what = "record") =>
   Ledger.of({
     ...ledger,
     record: (effect) =>
@@ -161,7 +162,11 @@ const timedLedger = (ledger: Ledger["Type"], times: Array<Sample>) =>
         const cpu = cpuNow()
         const started = performance.now()
         return Effect.tap(ledger.record(effect), () =>
-          Effect.sync(() => times.push({ wall: performance.now() - started, cpu: cpuNow() - cpu })))
+          Effect.sync(() => {
+            const wall = performance.now() - started
+            times.push({ wall, cpu: cpuNow() - cpu })
+            Trace.keep(what, started, wall)
+          }))
       })
   })
 
@@ -333,13 +338,14 @@ const run = (baseline: NodeModules | undefined, baselineLedger: LedgerModules | 
   const withoutLedger = yield* over(noLedger)
   const writeInput = { key: "colour", value: "blue" }
   log(`Write: ${writes} calls each, after ${warmup} unmeasured`)
+  Trace.start()
   // The baseline node's write call over its own ledger, its record timed the same way.
   const beforeRecordTimes: Array<Sample> = []
   const beforeWrite = before === undefined || baselineLedger === undefined ? [] : [yield* Effect.map(
     baselineLedger.PackageToolsLive.make().pipe(Effect.provide(Context.add(
       before.context,
       baselineLedger.Ledger,
-      timedLedger(Context.get(before.context, baselineLedger.Ledger), beforeRecordTimes)
+      timedLedger(Context.get(before.context, baselineLedger.Ledger), beforeRecordTimes, "before-record")
     ))),
     (beforeTools) =>
       timed(Effect.flatMap(
@@ -352,6 +358,7 @@ const run = (baseline: NodeModules | undefined, baselineLedger: LedgerModules | 
     timed(Effect.flatMap(withLedger.call(callContext, "probe-service__write_value", writeInput), expectDone)),
     ...beforeWrite
   ])
+  Trace.write()
   const record = figures(recordTimes.slice(warmup))
   const beforeRecord = writeBefore === undefined ? undefined : figures(beforeRecordTimes.slice(warmup))
 

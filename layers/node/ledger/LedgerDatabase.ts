@@ -5,12 +5,12 @@
  * it cannot be mistaken for the main database. Opening never fails the node: a file that cannot be opened or
  * migrated answers `LedgerUnavailable`, and the next write tries again.
  *
- * Its checkpoints stay SQLite's own, inside the commit that takes the WAL past 1,000 pages (about one record in 290
- * pays for one). A checkpoint on a worker thread was tried and measured worse for the record's p99 inside tool
- * calls (2.3-3.7 ms against 1.1-1.8 ms in the same runs): the worker's copy and fsync of the database file slow the
- * fsyncs of every record made meanwhile, and the first write after it restarts the WAL with one fsync more, where
- * the automatic checkpoint makes one record in about 290 pay, below the p99 (docs/decisions.md, "The ledger
- * record's own path").
+ * Its checkpoints run on the ledger's own connection, synchronously, but never inside a record: SQLite's automatic
+ * checkpoint (inside whichever commit takes the WAL past 1,000 pages, a record half the time, and the WAL's restart
+ * fsync on the write after it) is off, and an answer or an unknown effect, written after its call went out,
+ * checkpoints first once enough writes are in the WAL (LedgerClient.ts, `Checkpoints`). A checkpoint on a worker
+ * thread was tried and measured worse (its copy and fsyncs ran beside every record made meanwhile); see
+ * docs/decisions.md, "The ledger record's own path" and "The ledger record's tail".
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import { Cause, Effect, ExecutionStrategy, Exit, Scope, String } from "effect"
@@ -44,6 +44,8 @@ export interface Opened extends LedgerClient.LedgerClient {
 export interface OpenOptions {
   /** `NORMAL` only for the benchmark's baseline: the ledger itself always commits with `FULL`. */
   readonly synchronous?: "FULL" | "NORMAL" | undefined
+  /** When the WAL is checkpointed (tests); `LedgerClient.defaultCheckpoints` otherwise. */
+  readonly checkpoints?: LedgerClient.Checkpoints | undefined
 }
 
 /**
@@ -61,11 +63,13 @@ export const open = (
       Effect.gen(function*() {
         yield* Effect.sync(() => fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 }))
         // The driver opens the file while the client is made and throws (a defect) when it cannot.
-        const opened = yield* Scope.extend(LedgerClient.make(ledgerFile(dataDir)), scope)
+        const opened = yield* Scope.extend(LedgerClient.make(ledgerFile(dataDir), options.checkpoints), scope)
         const client = opened.client
         yield* client`PRAGMA journal_mode = WAL`
         yield* client`PRAGMA synchronous = ${client.literal(options.synchronous ?? "FULL")}`
         yield* client`PRAGMA busy_timeout = 5000`
+        // Checkpoints at the ledger's own moments instead (LedgerClient.ts, `Checkpoints`).
+        yield* client`PRAGMA wal_autocheckpoint = 0`
         yield* Migrator.make({})({ loader, table: "ledger_migrations" }).pipe(using(client))
         return opened
       }).pipe(Effect.catchAllDefect(Effect.fail))

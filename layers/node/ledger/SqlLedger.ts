@@ -8,7 +8,7 @@
  * effect gets its notice if it lacks one.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Clock, DateTime, Effect, Exit, Layer, Option, Ref, Schema, Scope, SynchronizedRef } from "effect"
+import { Cause, Clock, Effect, Exit, Layer, Option, Ref, Schema, Scope, SynchronizedRef } from "effect"
 import { Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
 import {
@@ -84,7 +84,8 @@ const insertEffect = `INSERT INTO effects (id, task_id, conversation_id, package
   input, summary, status, may_have_run, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'sent', 1, ?)`
 const answerEffect = `UPDATE effects SET status = 'answered', answer = ?, answered_at = ? WHERE id = ? AND status = 'sent'`
 
-const isoOf = (millis: number) => DateTime.formatIso(DateTime.unsafeMake(millis))
+/** `DateTime.formatIso` of the same instant, without making the `DateTime` (a record's own CPU). */
+const isoOf = (millis: number) => new Date(millis).toISOString()
 
 export const make = (dataDir: string, options: Options = {}) =>
   Effect.gen(function*() {
@@ -249,11 +250,13 @@ export const make = (dataDir: string, options: Options = {}) =>
             JSON.stringify({ isError: given.isError, output: given.output ?? null }),
             isoOf(clock.unsafeCurrentTimeMillis()),
             effectId
-          ])))
+          ], true)))
 
     const unknown = (effectId: string, reason: UnknownReason) =>
-      write("unknown", ({ client: sql }) =>
+      write("unknown", ({ client: sql, settle }) =>
         Effect.gen(function*() {
+          // After the call, as an answer: the WAL's checkpoint, if due, is paid here rather than by a record.
+          yield* settle
           const moved = yield* sql`UPDATE effects SET status = 'unknown', reason = ${reason}, may_have_run = 1
             WHERE id = ${effectId} AND status = 'sent' RETURNING id`
           return [yield* find(sql, effectId), moved.length > 0] as const

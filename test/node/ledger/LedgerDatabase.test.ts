@@ -1,9 +1,9 @@
 /**
  * The ledger's file as the ledger opens it (layers/node/ledger/LedgerDatabase.ts and LedgerClient.ts), on real
  * SQLite files: the held handle commits with `synchronous = FULL`; a write on it while a transaction is open waits
- * for that transaction instead of joining it; the WAL is checkpointed by SQLite itself inside the commit that takes it
- * past 1,000 pages (no worker: docs/decisions.md, "The ledger record's own path"); a file opened again inside an
- * uninterruptible region (a write's retry, as a package call's hold runs it) closes again.
+ * for that transaction instead of joining it; the WAL is checkpointed on the handle by a settling write (an answer)
+ * or past a ceiling, never by SQLite inside a record's commit (docs/decisions.md, "The ledger record's tail"); a file
+ * opened again inside an uninterruptible region (a write's retry, as a package call's hold runs it) closes again.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
@@ -69,25 +69,54 @@ describe("the ledger's file", () => {
       expect(idsOnDisk(dataDir)).toEqual(["eff_own"])
     }))
 
-  it.live("the ledger's own commits checkpoint the WAL past 1,000 pages: every row reaches the database file", () =>
+  it.live("the WAL is checkpointed by a settling write (an answer), a record only past the ceiling; FULL kept", () =>
     Effect.gen(function*() {
       const dataDir = makeDataDir()
       const scope = yield* Scope.make()
-      const ledger = yield* open(dataDir, scope)
-      expect(yield* pragma(ledger, "wal_autocheckpoint")).toBe(1000)
+      const ledger = yield* open(dataDir, scope, { checkpoints: { settleAfter: 10, ceiling: 40 } })
+      // SQLite's own checkpoint is off: none runs inside a record's commit.
+      expect(yield* pragma(ledger, "wal_autocheckpoint")).toBe(0)
       expect(yield* pragma(ledger, "synchronous")).toBe(2)
-      const rows = 1200
-      for (let i = 0; i < rows; i++) yield* Effect.orDie(ledger.write(insert, [`eff_${i}`, "1970-01-01T00:00:00.000Z"]))
-      // Well past 1,000 pages of WAL: a copy of the database file without its WAL holds the rows of the last
-      // automatic checkpoint, so most of them, and every row once the file is closed (SQLite checkpoints at close).
-      const copy = path.join(makeDataDir(), "copy.sqlite")
-      fs.copyFileSync(ledgerFile(dataDir), copy)
-      const inFile = idsOnDisk(dataDir, copy).length
-      expect(inFile).toBeGreaterThan(0)
-      expect(inFile).toBeLessThanOrEqual(rows)
-      expect(fs.statSync(`${ledgerFile(dataDir)}-wal`).size).toBeLessThan(8 * 1024 * 1024)
+      const at = "1970-01-01T00:00:00.000Z"
+      let next = 0
+      const record = () => Effect.orDie(ledger.write(insert, [`eff_${next++}`, at]))
+      const settle = () => Effect.orDie(ledger.write(`UPDATE effects SET status = 'answered' WHERE id = ?`, [`eff_${next - 1}`], true))
+      /** What a copy of the database file without its WAL holds: the rows of the last checkpoint. */
+      const inFile = () => {
+        const copy = path.join(makeDataDir(), "copy.sqlite")
+        fs.copyFileSync(ledgerFile(dataDir), copy)
+        // Before the first checkpoint even the table is only in the WAL.
+        const db = new Database(copy)
+        const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'effects'").all()[0].n
+        db.close()
+        return tables === 0 ? 0 : idsOnDisk(dataDir, copy).length
+      }
+      // Records alone, up to the ceiling: no checkpoint, every row only in the WAL.
+      for (let i = 0; i < 40; i++) yield* record()
+      expect(ledger.sinceCheckpoint()).toBe(40)
+      expect(inFile()).toBe(0)
+      // The write that meets the ceiling, a record too, checkpoints first: the 40 rows reach the file.
+      yield* record()
+      expect(ledger.sinceCheckpoint()).toBe(1)
+      expect(inFile()).toBe(40)
+      // Past `settleAfter` a record still does not checkpoint; the next settling write does, before its own commit.
+      for (let i = 0; i < 12; i++) yield* record()
+      expect(ledger.sinceCheckpoint()).toBe(13)
+      expect(inFile()).toBe(40)
+      yield* settle()
+      expect(ledger.sinceCheckpoint()).toBe(1)
+      expect(inFile()).toBe(53)
+      // Below `settleAfter` a settling write is a plain write.
+      yield* settle()
+      expect(ledger.sinceCheckpoint()).toBe(2)
+      // `settle` alone (an unknown effect's, whose write goes through the client) checkpoints once due.
+      for (let i = 0; i < 8; i++) yield* record()
+      yield* ledger.settle
+      expect(ledger.sinceCheckpoint()).toBe(0)
+      expect(inFile()).toBe(61)
+      // Whatever is still in the WAL reaches the file when it closes (SQLite checkpoints at close).
       yield* Scope.close(scope, Exit.void)
-      expect(idsOnDisk(dataDir)).toHaveLength(rows)
+      expect(idsOnDisk(dataDir)).toHaveLength(61)
     }))
 
   it.live("a write refused inside an uninterruptible region reopens the file there and still closes it (no hang)", () =>
