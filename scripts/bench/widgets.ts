@@ -31,6 +31,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as inspector from "node:inspector"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createRequire } from "node:module"
@@ -44,7 +45,8 @@ const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
 const warmup = 100
 /** BENCH_WIDGETS_ONLY=press: only this node's press runs (for a CPU profile of it); nothing is written to the docs. */
-const pressOnly = process.env.BENCH_WIDGETS_ONLY === "press"
+const only = ["direct", "path", "press", "baseline"].indexOf(process.env.BENCH_WIDGETS_ONLY ?? "")
+const pressOnly = only !== -1
 const appSecret = "bench-app-secret"
 const perInstance = 500
 
@@ -90,6 +92,35 @@ const statementsPer = <E, R>(press: Effect.Effect<unknown, E, R>, presses: numbe
   })
 
 const counted = 50
+
+/**
+ * BENCH_WIDGETS_HEAP=<file>: V8's sampling heap profiler over the measured rounds, keeping only the sampled objects
+ * still alive at the end (collected ones left out): what the loop's allocations leave behind, which is what a
+ * scavenge has to copy. Written as a .heapprofile (Chrome DevTools' Memory tab reads it).
+ */
+const heapProfile = process.env.BENCH_WIDGETS_HEAP
+const post = (session: inspector.Session, method: string, params?: object) =>
+  Effect.async<any, Error>((resume) =>
+    session.post(method, params ?? {}, (error, result) => resume(error ? Effect.fail(error) : Effect.succeed(result)))
+  ).pipe(Effect.orDie)
+const startSampling = (session: inspector.Session) =>
+  Effect.suspend(() => {
+    session.connect()
+    // BENCH_WIDGETS_HEAP_OLD=1: also objects a full collection took, i.e. every object that outlived a scavenge.
+    return post(session, "HeapProfiler.startSampling", {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: process.env.BENCH_WIDGETS_HEAP_OLD === "1"
+    })
+  })
+const stopSampling = (session: inspector.Session, file: string) =>
+  Effect.map(Effect.zipRight(
+    // BENCH_WIDGETS_HEAP_GC=1: a full collection first, so only what is still reachable is left in the profile.
+    process.env.BENCH_WIDGETS_HEAP_GC === "1" ? post(session, "HeapProfiler.collectGarbage") : Effect.void,
+    post(session, "HeapProfiler.stopSampling")
+  ), (result) => {
+    fs.writeFileSync(file, JSON.stringify(result.profile))
+    session.disconnect()
+  })
 
 const figures = (samples: ReadonlyArray<Sample>): Figures => {
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b)
@@ -255,14 +286,17 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
   const baselinePerPress = before === undefined ? undefined : yield* statementsPer(before.press(input), counted)
   log(`${n} rounds of ${variants.length} variants, after ${warmup} unmeasured`)
   const samples = variants.map(() => [] as Array<Sample>)
+  const sampling = heapProfile === undefined ? undefined : new inspector.Session()
   for (let round = 0; round < warmup + n; round++) {
+    if (round === warmup && sampling !== undefined) yield* startSampling(sampling)
     for (let k = 0; k < variants.length; k++) {
       const i = (round + k) % variants.length
-      if (pressOnly && i !== 2) continue
+      if (pressOnly && i !== only) continue
       const sample = yield* variants[i]!
       if (round >= warmup) samples[i]!.push(sample)
     }
   }
+  if (sampling !== undefined) yield* stopSampling(sampling, heapProfile!)
   const [toolCall, toolPath, pressFigures, baselinePress] = samples.map(figures)
   return {
     toolCall: toolCall!,

@@ -136,7 +136,13 @@ const exchange = (
         deadline.expire?.()
       }))
     )
-    return Effect.flatMap(Effect.forkDaemon(timer), (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none)))
+    // Interruptible whatever the caller's region: a fork inherits its parent's flags, and a call made uninterruptible
+    // (a widget press's) left its timer deaf to the interruption below, alive for the whole timeout and holding the
+    // caller's context (its request) meanwhile: 30 s of every press kept alive, which the scavenges had to copy.
+    return Effect.flatMap(
+      Effect.forkDaemon(Effect.interruptible(timer)),
+      (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none))
+    )
   })
 
   const failure = (error: unknown) =>
