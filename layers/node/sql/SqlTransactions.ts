@@ -7,7 +7,7 @@
  * (docs/decisions.md, "Group commit of turn starts").
  */
 import { SqlClient, SqlError } from "@effect/sql"
-import { Context, Deferred, Effect, Exit, Layer, Scheduler, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Scheduler } from "effect"
 import { Transactions } from "../../../services/node/Transactions.js"
 
 /** One unit of work waiting for its group: the effect with its caller's context, and where its outcome goes. */
@@ -42,23 +42,6 @@ export const make = Effect.gen(function*() {
   const rollback = sql`ROLLBACK TO clark_member`
   const rollbackAll = sql`ROLLBACK`
   const begin = sql`BEGIN`
-  /**
-   * The client's `withTransaction`, its BEGIN and COMMIT through the client's statement cache: the client's own
-   * prepares both anew for every transaction (`executeUnprepared`), two prepares and two native statement objects
-   * left to the collector per group. Same connection, span, scope and interruption handling (the client's own
-   * `makeWithTransaction`); a nested unit still takes `sql.withTransaction`'s savepoint.
-   */
-  const withTransaction = SqlClient.makeWithTransaction({
-    transactionTag: SqlClient.TransactionConnection,
-    spanAttributes: [["db.system.name", "sqlite"]],
-    acquireConnection: Effect.flatMap(Scope.make(), (connectionScope) =>
-      Effect.map(Scope.extend(sql.reserve, connectionScope), (conn) => [connectionScope, conn] as const)),
-    begin: (conn) => Effect.asVoid(conn.execute("BEGIN", [], undefined)),
-    savepoint: (conn, id) => Effect.asVoid(conn.execute(`SAVEPOINT effect_sql_${id}`, [], undefined)),
-    commit: (conn) => Effect.asVoid(conn.execute("COMMIT", [], undefined)),
-    rollback: (conn) => Effect.asVoid(conn.execute("ROLLBACK", [], undefined)),
-    rollbackSavepoint: (conn, id) => Effect.asVoid(conn.execute(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined))
-  })
   let current: Group | undefined
 
   /**
@@ -96,7 +79,7 @@ export const make = Effect.gen(function*() {
   const runGroup = (group: Group) =>
     Effect.gen(function*() {
       const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
-      yield* orDieSql(withTransaction(Effect.gen(function*() {
+      yield* orDieSql(sql.withTransaction(Effect.gen(function*() {
         for (let next = 0; next < group.members.length; next++) {
           const member = group.members[next]!
           done.push([member, yield* (next === 0 ? runFirst(member) : runMember(member))])
