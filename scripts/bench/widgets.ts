@@ -17,7 +17,9 @@
  * Target: the press's p99 at most 3 ms above the tool call's. A binding allows at most 600 presses a minute, so
  * presses turn over several placed instances. Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N,
  * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md. BENCH_WIDGETS_ONLY=press
- * runs only this node's press (to profile it: `node --cpu-prof --import tsx scripts/bench/widgets.ts`), writing no docs.
+ * runs only this node's press (to profile it: `node --cpu-prof --import tsx scripts/bench/widgets.ts`, or `--trace-gc-nvp`
+ * for its scavenges), writing no docs; `direct`, `path` and `baseline` run only that variant the same way.
+ * BENCH_WIDGETS_HEAP=<file> samples the heap over the measured rounds (see `heapProfile` below).
  *
  * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
  * removed at the end) and loads its node's modules through tsx into this process: a second node, its own module
@@ -44,7 +46,7 @@ import { currentModules, loadModules, type NodeModules } from "./node/modules.js
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
 const warmup = 100
-/** BENCH_WIDGETS_ONLY=press: only this node's press runs (for a CPU profile of it); nothing is written to the docs. */
+/** BENCH_WIDGETS_ONLY=direct, path, press or baseline: only that variant runs (to profile it); nothing is written to the docs. */
 const only = ["direct", "path", "press", "baseline"].indexOf(process.env.BENCH_WIDGETS_ONLY ?? "")
 const pressOnly = only !== -1
 const appSecret = "bench-app-secret"
