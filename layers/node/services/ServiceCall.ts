@@ -138,7 +138,8 @@ const exchange = (
     )
     // Interruptible whatever the caller's region: a fork inherits its parent's flags, and a call made uninterruptible
     // (a widget press's) left its timer deaf to the interruption below, alive for the whole timeout and holding the
-    // caller's context (its request) meanwhile: 30 s of every press kept alive, which the scavenges had to copy.
+    // caller's context (its request) meanwhile: every press's request kept for 30 s, the old generation growing
+    // with them until a mark-compact (docs/decisions.md, "Widget presses: what the scavenges copy").
     return Effect.flatMap(
       Effect.forkDaemon(Effect.interruptible(timer)),
       (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none))
