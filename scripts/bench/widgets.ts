@@ -17,7 +17,9 @@
  * Target: the press's p99 at most 3 ms above the tool call's. A binding allows at most 600 presses a minute, so
  * presses turn over several placed instances. Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N,
  * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md. BENCH_WIDGETS_ONLY=press
- * runs only this node's press (to profile it: `node --cpu-prof --import tsx scripts/bench/widgets.ts`), writing no docs.
+ * runs only this node's press (to profile it: `node --cpu-prof --import tsx scripts/bench/widgets.ts`, or `--trace-gc-nvp`
+ * for its scavenges), writing no docs; `direct`, `path` and `baseline` run only that variant the same way.
+ * BENCH_WIDGETS_HEAP=<file> samples the heap over the measured rounds (see `heapProfile` below).
  *
  * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
  * removed at the end) and loads its node's modules through tsx into this process: a second node, its own module
@@ -31,6 +33,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as inspector from "node:inspector"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createRequire } from "node:module"
@@ -43,8 +46,9 @@ import { currentModules, loadModules, type NodeModules } from "./node/modules.js
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
 const warmup = 100
-/** BENCH_WIDGETS_ONLY=press: only this node's press runs (for a CPU profile of it); nothing is written to the docs. */
-const pressOnly = process.env.BENCH_WIDGETS_ONLY === "press"
+/** BENCH_WIDGETS_ONLY=direct, path, press or baseline: only that variant runs (to profile it); nothing is written to the docs. */
+const only = ["direct", "path", "press", "baseline"].indexOf(process.env.BENCH_WIDGETS_ONLY ?? "")
+const pressOnly = only !== -1
 const appSecret = "bench-app-secret"
 const perInstance = 500
 
@@ -90,6 +94,35 @@ const statementsPer = <E, R>(press: Effect.Effect<unknown, E, R>, presses: numbe
   })
 
 const counted = 50
+
+/**
+ * BENCH_WIDGETS_HEAP=<file>: V8's sampling heap profiler over the measured rounds, keeping only the sampled objects
+ * still alive at the end (collected ones left out): what the loop's allocations leave behind, which is what a
+ * scavenge has to copy. Written as a .heapprofile (Chrome DevTools' Memory tab reads it).
+ */
+const heapProfile = process.env.BENCH_WIDGETS_HEAP
+const post = (session: inspector.Session, method: string, params?: object) =>
+  Effect.async<any, Error>((resume) =>
+    session.post(method, params ?? {}, (error, result) => resume(error ? Effect.fail(error) : Effect.succeed(result)))
+  ).pipe(Effect.orDie)
+const startSampling = (session: inspector.Session) =>
+  Effect.suspend(() => {
+    session.connect()
+    // BENCH_WIDGETS_HEAP_OLD=1: also objects a full collection took, i.e. every object that outlived a scavenge.
+    return post(session, "HeapProfiler.startSampling", {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: process.env.BENCH_WIDGETS_HEAP_OLD === "1"
+    })
+  })
+const stopSampling = (session: inspector.Session, file: string) =>
+  Effect.map(Effect.zipRight(
+    // BENCH_WIDGETS_HEAP_GC=1: a full collection first, so only what is still reachable is left in the profile.
+    process.env.BENCH_WIDGETS_HEAP_GC === "1" ? post(session, "HeapProfiler.collectGarbage") : Effect.void,
+    post(session, "HeapProfiler.stopSampling")
+  ), (result) => {
+    fs.writeFileSync(file, JSON.stringify(result.profile))
+    session.disconnect()
+  })
 
 const figures = (samples: ReadonlyArray<Sample>): Figures => {
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b)
@@ -255,14 +288,17 @@ const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(func
   const baselinePerPress = before === undefined ? undefined : yield* statementsPer(before.press(input), counted)
   log(`${n} rounds of ${variants.length} variants, after ${warmup} unmeasured`)
   const samples = variants.map(() => [] as Array<Sample>)
+  const sampling = heapProfile === undefined ? undefined : new inspector.Session()
   for (let round = 0; round < warmup + n; round++) {
+    if (round === warmup && sampling !== undefined) yield* startSampling(sampling)
     for (let k = 0; k < variants.length; k++) {
       const i = (round + k) % variants.length
-      if (pressOnly && i !== 2) continue
+      if (pressOnly && i !== only) continue
       const sample = yield* variants[i]!
       if (round >= warmup) samples[i]!.push(sample)
     }
   }
+  if (sampling !== undefined) yield* stopSampling(sampling, heapProfile!)
   const [toolCall, toolPath, pressFigures, baselinePress] = samples.map(figures)
   return {
     toolCall: toolCall!,

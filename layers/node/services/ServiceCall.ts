@@ -136,7 +136,14 @@ const exchange = (
         deadline.expire?.()
       }))
     )
-    return Effect.flatMap(Effect.forkDaemon(timer), (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none)))
+    // Interruptible whatever the caller's region: a fork inherits its parent's flags, and a call made uninterruptible
+    // (a widget press's) left its timer deaf to the interruption below, alive for the whole timeout and holding the
+    // caller's context (its request) meanwhile: every press's request kept for 30 s, the old generation growing
+    // with them until a mark-compact (docs/decisions.md, "Widget presses: what the scavenges copy").
+    return Effect.flatMap(
+      Effect.forkDaemon(Effect.interruptible(timer)),
+      (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none))
+    )
   })
 
   const failure = (error: unknown) =>

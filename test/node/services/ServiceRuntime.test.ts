@@ -4,7 +4,7 @@
  * shutdown, and the idle stop on the test clock.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, type Duration, Effect, Exit, Fiber, Layer, Ref, Scope, TestClock } from "effect"
+import { Context, Deferred, type Duration, Effect, Exit, Fiber, Layer, Option, Ref, Scope, Supervisor, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { dataFolderOf } from "../../../layers/node/services/ServiceEnv.js"
@@ -111,6 +111,24 @@ describe("service runtime", () => {
       const timedOut = yield* Effect.flip(Fiber.join(fiber))
       expect(timedOut).toMatchObject({ _tag: "ServiceTimedOut", tool: "slow", timeoutMillis: 30_000 })
       expect(yield* events).toEqual(["slow:cancelled:cancelled by the node"])
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("a call made in an uninterruptible region leaves no timer behind once answered", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ServiceRuntime
+      yield* runtime.call(probe(), { tool: "read_value", input: { key: "a" } }) // the process started outside
+      const supervisor = yield* Supervisor.track
+      // As a widget press calls (inside its uninterruptible claim-to-answer region): the call's timer is forked there.
+      const read = yield* Effect.uninterruptible(runtime.call(probe(), { tool: "read_value", input: { key: "a" } })).pipe(
+        Effect.supervised(supervisor)
+      )
+      expect(read.isError).toBe(false)
+      const forked = yield* supervisor.value
+      expect(forked.length).toBeGreaterThan(0)
+      // The clock never moves here: a timer deaf to its interruption would still be running after any number of turns.
+      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      const running = yield* Effect.filter(forked, (fiber) => Effect.map(Fiber.poll(fiber), Option.isNone))
+      expect(running.length).toBe(0)
     }).pipe(Effect.provide(layer())))
 
   it.scoped("interrupting a call sends MCP cancellation: the slow tool sees its signal, its process lives on", () =>
