@@ -45,6 +45,32 @@ export const make = Effect.gen(function*() {
   let current: Group | undefined
 
   /**
+   * `body` in one transaction on the connection, which it holds meanwhile, as `sql.withTransaction` does for a
+   * transaction that is not nested. Written out because a group is nearly always one turn start in a burst, and
+   * there withTransaction's own cost counted: it prepares BEGIN and COMMIT anew for every use (SQLite parses them
+   * each time), and makes a span and a second scope. Here BEGIN, COMMIT and ROLLBACK go to the connection as
+   * statements it prepared once (its cache), with no span. Members see the connection as withTransaction gives it
+   * (`TransactionConnection`, level 0), so a unit nested in a member is a savepoint as before.
+   */
+  const transaction = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.scoped(Effect.flatMap(restore(sql.reserve), (connection) => {
+        const run = (statement: string) => connection.executeRaw(statement, [])
+        return Effect.zipRight(
+          run("BEGIN"),
+          Effect.flatMap(
+            Effect.exit(restore(Effect.provideService(body, SqlClient.TransactionConnection, [connection, 0]))),
+            (exit) =>
+              Exit.isSuccess(exit)
+                // A COMMIT that fails leaves SQLite's transaction open: undone, so the next group can begin.
+                ? Effect.as(Effect.tapError(run("COMMIT"), () => Effect.ignore(run("ROLLBACK"))), exit.value)
+                : Effect.zipRight(run("ROLLBACK"), exit)
+          )
+        )
+      }))
+    )
+
+  /**
    * A member in its own savepoint: its failure or defect undoes only its own writes, and the group goes on. Its
    * savepoint is released when it succeeds, so savepoints do not pile up over a group (SQLite keeps a sub-journal
    * per open savepoint).
@@ -79,7 +105,7 @@ export const make = Effect.gen(function*() {
   const runGroup = (group: Group) =>
     Effect.gen(function*() {
       const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
-      yield* orDieSql(sql.withTransaction(Effect.gen(function*() {
+      yield* orDieSql(transaction(Effect.gen(function*() {
         for (let next = 0; next < group.members.length; next++) {
           const member = group.members[next]!
           done.push([member, yield* (next === 0 ? runFirst(member) : runMember(member))])
