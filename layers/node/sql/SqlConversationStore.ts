@@ -88,7 +88,8 @@ export const make = Effect.gen(function*() {
 
   /**
    * Inserts messages of one conversation under new revisions and seqs, in order: one statement takes the numbers
-   * and one inserts the rows. The caller provides the transaction.
+   * and one inserts the rows; none when the conversation does not exist (the first statement finds no row). The
+   * caller provides the transaction.
    */
   const insertRows = (conversationId: string, messages: ReadonlyArray<Omit<NewMessage, "conversationId">>) =>
     Effect.gen(function*() {
@@ -96,6 +97,7 @@ export const make = Effect.gen(function*() {
       const count = messages.length
       const [taken] = yield* sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
         updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`
+      if (taken === undefined) return []
       const firstRev = num(taken!.rev) - count + 1
       const firstSeq = num(taken!.nextSeq) - count + 1
       const entries: Array<TimelineEntry> = []
@@ -143,8 +145,9 @@ export const make = Effect.gen(function*() {
 
   const insertMessage: ConversationStore["Type"]["insertMessage"] = (message) =>
     inTransaction(insertRows(message.conversationId, [message])).pipe(
-      Effect.map((entries) => entries[0]!),
-      Effect.orDie
+      Effect.orDie,
+      Effect.flatMap(([entry]) =>
+        entry === undefined ? Effect.dieMessage(`No conversation ${message.conversationId} to store a message in`) : Effect.succeed(entry))
     )
 
   /**
