@@ -1,6 +1,6 @@
 /** ConversationStore on the node's SQLite database. */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
 import type { Block, MessageStatus, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel, Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
@@ -32,7 +32,9 @@ const toEntry = (row: Row): TimelineEntry => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const now = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
+  // What DateTime.formatIso writes for a UTC instant, without making a DateTime first: every message and audit
+  // entry takes one, a start two.
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
   /**
    * `effect` as one transaction, or as part of the caller's when there is one (turn start-up): a savepoint there
