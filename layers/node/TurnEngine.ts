@@ -185,7 +185,6 @@ export const make = (settings: TurnSettings) =>
           }))
     })
 
-
     const submit: TurnEngine["Type"]["submit"] = (submission) =>
       Effect.gen(function*() {
         arrivals++
@@ -195,8 +194,11 @@ export const make = (settings: TurnSettings) =>
         // check, the message rows, the audit entry, the client request and the history a new turn reads.
         return yield* locked(conversationId, (state) =>
           transactions.atomically(Effect.gen(function*() {
+            // A start in a conversation not known yet (a burst's) reads nothing before its insert, whose first
+            // statement finds the conversation or not; when nothing before it could answer (a retry, references).
+            const checkedByInsert = request.clientRequestId === undefined && refs.length === 0 && !known.has(conversationId)
             // Inside the unit, not before it: a read of its own would wait for the group holding the connection.
-            yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
+            if (!checkedByInsert) yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
             if (request.clientRequestId !== undefined) {
               const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
               if (Option.isSome(seen)) return Tickets.retried(store, conversationId, state.running, state.waiting, seen.value)
@@ -218,6 +220,7 @@ export const make = (settings: TurnSettings) =>
                 references: refs.length,
                 attachments: request.attachmentIds?.length ?? 0
               })
+            if (checkedByInsert && steering !== "start") yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
             const running = state.running
             const taskId = steering === "steer" ? running!.taskId : steering === undefined ? null : yield* makeId("task")
             const userRow: NewMessage = {
@@ -234,7 +237,11 @@ export const make = (settings: TurnSettings) =>
             const [user, reply] = steering === "start"
               ? yield* store.insertMessages(conversationId, [userRow, Checkpoints.replyRow(conversationId, taskId!)])
               : [yield* store.insertMessage(userRow)]
-            if (user === undefined) return yield* Effect.dieMessage("The message was not stored")
+            if (user === undefined) {
+              yield* prune(conversationId, state)
+              return yield* new ConversationNotFound({ conversationId })
+            }
+            if (checkedByInsert) known.set(conversationId, true)
             yield* audit.append({
               kind: "message",
               conversationId,

@@ -113,6 +113,10 @@ const burstRuns = async (cores: Cores, layouts: ReadonlyArray<Layout>, nodes: Re
         `  ${server.target.label}, ${result.layout} cores, ${settings.burst} streams at once ×${settings.burstRounds}: ` +
           `response head p99 ${ms2(percentile(result.toResponse, 0.99))} ms, first event p50 ${ms2(percentile(result.toFirstEvent, 0.5))} / ` +
           `p99 ${ms2(percentile(result.toFirstEvent, 0.99))} ms, first delta p99 ${ms2(percentile(result.ttfe, 0.99))} ms` +
+          // The node's CPU (preload, process.cpuUsage) from before the first round to after the last, per start.
+          (result.serverCpu === undefined
+            ? ""
+            : `, node CPU ${ms2((result.serverCpu / 100) * result.wallMs / (settings.burst * settings.burstRounds))} ms per start`) +
           (result.failed > 0 ? `, ${result.failed} FAILED (${result.failureDetail})` : "")
       )
       server.burst.push(result)

@@ -82,7 +82,7 @@ export class ConversationStore extends Context.Tag("clark/node/ConversationStore
   readonly get: (id: string) => Effect.Effect<Option.Option<Conversation>>
   readonly list: Effect.Effect<ReadonlyArray<Omit<ConversationSummary, "running">>>
   readonly insertMessage: (message: NewMessage) => Effect.Effect<TimelineEntry>
-  /** Inserts messages of one conversation in one transaction, in order. */
+  /** Inserts messages of one conversation in one transaction, in order; none when the conversation does not exist. */
   readonly insertMessages: (
     conversationId: string,
     messages: ReadonlyArray<Omit<NewMessage, "conversationId">>

@@ -43,3 +43,15 @@ export const serveApi = <E, R>(api: Layer.Layer<HttpApi.Api, E, R>, options: Ser
         Layer.provide(Layer.setTracerEnabled(false))
       )
   }))
+
+/**
+ * A service's own layers (stores, engines) with tracing as configured: what they fork from their own runtime (a
+ * turn's fiber, its checkpoints' statements) inherits the refs they were built with, not a request's. Off, those
+ * fibers make no span either; before, every statement of a turn's checkpoint made one while requests made none.
+ * Use the returned layer everywhere the service's layers are needed, so they are built once. A setting that is not
+ * `on` or `off` fails `serveApi` with its ConfigError; here it is a defect.
+ */
+export const tracedAsConfigured = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.orDie(TracingConfig), (tracing) => (tracing ? layer : Layer.provide(layer, Layer.setTracerEnabled(false))))
+  )

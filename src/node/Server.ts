@@ -50,7 +50,7 @@ import { MarketplaceCatalog } from "../../services/node/MarketplaceCatalog.js"
 import { RegistryPackages } from "../../services/node/RegistryPackages.js"
 import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
 import { TurnEngine } from "../../services/node/TurnEngine.js"
-import { serveApi } from "../http/ServeApi.js"
+import { serveApi, tracedAsConfigured } from "../http/ServeApi.js"
 import { ArtifactsLive } from "./handlers/Artifacts.js"
 import { WidgetArtifactsLive } from "./handlers/WidgetArtifacts.js"
 import { ConversationsLive, HostControlLive, QuestionsLive } from "./handlers/Conversations.js"
@@ -285,7 +285,7 @@ export const ListenConfig = Config.all({
  * same `api` value is one instance in one build (layers are shared by reference).
  */
 export const serve = (options: NodeOptions & { readonly host: string; readonly port: number }) => {
-  const services = ServicesLive(options)
+  const services = tracedAsConfigured(ServicesLive(options))
   const api = ApiLive(options, services)
   const listening = NodeHttpServer.layer(createServer, { host: options.host, port: options.port }).pipe(
     Layer.provide(api)

@@ -1,6 +1,6 @@
 /** ConversationStore on the node's SQLite database. */
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
 import type { Block, MessageStatus, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel, Surface } from "../../../schema/node/Security.js"
 import { makeId } from "../../../services/common/Ids.js"
@@ -32,7 +32,9 @@ const toEntry = (row: Row): TimelineEntry => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const now = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.unsafeMake(ms)))
+  // What DateTime.formatIso writes for a UTC instant, without making a DateTime first: every message and audit
+  // entry takes one, a start two.
+  const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
   /**
    * `effect` as one transaction, or as part of the caller's when there is one (turn start-up): a savepoint there
@@ -88,7 +90,8 @@ export const make = Effect.gen(function*() {
 
   /**
    * Inserts messages of one conversation under new revisions and seqs, in order: one statement takes the numbers
-   * and one inserts the rows. The caller provides the transaction.
+   * and one inserts the rows; none when the conversation does not exist (the first statement finds no row). The
+   * caller provides the transaction.
    */
   const insertRows = (conversationId: string, messages: ReadonlyArray<Omit<NewMessage, "conversationId">>) =>
     Effect.gen(function*() {
@@ -96,6 +99,7 @@ export const make = Effect.gen(function*() {
       const count = messages.length
       const [taken] = yield* sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
         updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`
+      if (taken === undefined) return []
       const firstRev = num(taken!.rev) - count + 1
       const firstSeq = num(taken!.nextSeq) - count + 1
       const entries: Array<TimelineEntry> = []
@@ -143,8 +147,9 @@ export const make = Effect.gen(function*() {
 
   const insertMessage: ConversationStore["Type"]["insertMessage"] = (message) =>
     inTransaction(insertRows(message.conversationId, [message])).pipe(
-      Effect.map((entries) => entries[0]!),
-      Effect.orDie
+      Effect.orDie,
+      Effect.flatMap(([entry]) =>
+        entry === undefined ? Effect.dieMessage(`No conversation ${message.conversationId} to store a message in`) : Effect.succeed(entry))
     )
 
   /**

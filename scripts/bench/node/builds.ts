@@ -79,7 +79,8 @@ let worktree: { readonly dir: string; readonly parent: string } | undefined
 
 /**
  * `ref` checked out in a temporary worktree (node_modules linked to this checkout's); `build` compiles it to its own
- * dist/ (`npx tsc -p tsconfig.json`, the build of every commit up to the re-founding).
+ * dist/: its own `npm run build` when it has the bundle script, else `npx tsc -p tsconfig.json` (the build of every
+ * commit up to the re-founding).
  *
  * With `ownDependencies` (a baseline that runs in processes of its own, as bench:node's nodes do), a baseline whose
  * package-lock.json differs from this checkout's gets its own `npm ci` instead: linked to today's node_modules, a
@@ -116,7 +117,14 @@ export const checkoutBaseline = (
     commit: sha.slice(0, 7),
     subject: git(["log", "-1", "--format=%s", sha]),
     dir,
-    build: () => compile(`the baseline ${ref}`, dir, ["npx", "tsc", "-p", "tsconfig.json"])
+    // Its own build script when it bundles (bin/clark.js runs the bundle when there is one, tsc's output otherwise):
+    // built with tsc alone, a bundling baseline would run unbundled, unlike what it ships.
+    build: () =>
+      compile(
+        `the baseline ${ref}`,
+        dir,
+        fs.existsSync(path.join(dir, "scripts", "bundle.mjs")) ? ["npm", "run", "--silent", "build"] : ["npx", "tsc", "-p", "tsconfig.json"]
+      )
   }
 }
 

@@ -20,7 +20,13 @@ export const encodeEvent = (event: TurnEvent): string =>
 
 const utf8 = new TextEncoder()
 
-/** Sent first, so the headers leave at once even when the turn has nothing to say yet (a waiting message). */
+/**
+ * Sent first, so the headers leave even when the turn has nothing to say yet (a waiting message). Not uncorked by
+ * the encoder: Node sends it with the headers once the microtasks queued now have run, and a turn that starts
+ * with the request says its first event within them, so the head, this comment and that event leave in one
+ * socket write (each write to a loopback socket costs the kernel's send path, about as much CPU as a stage of
+ * the stream).
+ */
 const opening = Chunk.of(utf8.encode(": connected\n\n"))
 
 /**
@@ -29,6 +35,7 @@ const opening = Chunk.of(utf8.encode(": connected\n\n"))
  * one, and that is where the step uncorks the socket: Node's `ServerResponse.write` corks it and uncorks it on
  * `process.nextTick`, which runs only once the microtask queue is empty; with Effect's scheduler running every ready
  * fiber in microtasks, an event would otherwise wait for all of that work (other turns starting, SQL) to leave.
+ * A piece that ends with `done` is the last: the response's end follows it at once and sends both in one write.
  */
 const encoder = (socket: Socket | undefined) => {
   const uncorked = <A>(next: () => A) => {
@@ -40,12 +47,12 @@ const encoder = (socket: Socket | undefined) => {
       onInput: (events: Chunk.Chunk<TurnEvent>) =>
         Channel.zipRight(
           Channel.write(Chunk.of(utf8.encode(Chunk.join(Chunk.map(events, encodeEvent), "")))),
-          Channel.suspend(() => uncorked(() => loop))
+          events.length > 0 && Chunk.unsafeLast(events).event === "done" ? loop : Channel.suspend(() => uncorked(() => loop))
         ),
       onFailure: Channel.failCause,
       onDone: () => Channel.void
     })
-  return Channel.zipRight(Channel.write(opening), Channel.suspend(() => uncorked(() => loop)))
+  return Channel.zipRight(Channel.write(opening), loop)
 }
 
 /**
