@@ -35,6 +35,7 @@ const orDieSql = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exc
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const scope = yield* Effect.scope
   // Statements the client prepares once (its cache), unlike withTransaction's BEGIN/SAVEPOINT, prepared per use.
   const savepoint = sql`SAVEPOINT clark_member`
   const release = sql`RELEASE clark_member`
@@ -42,32 +43,6 @@ export const make = Effect.gen(function*() {
   const rollbackAll = sql`ROLLBACK`
   const begin = sql`BEGIN`
   let current: Group | undefined
-
-  /**
-   * `body` in one transaction on the connection, which it holds meanwhile, as `sql.withTransaction` does for a
-   * transaction that is not nested. Written out because a group is nearly always one turn start in a burst, and
-   * there withTransaction's own cost counted: it prepares BEGIN and COMMIT anew for every use (SQLite parses them
-   * each time), and makes a span and a second scope. Here BEGIN, COMMIT and ROLLBACK go to the connection as
-   * statements it prepared once (its cache), with no span. Members see the connection as withTransaction gives it
-   * (`TransactionConnection`, level 0), so a unit nested in a member is a savepoint as before.
-   */
-  const transaction = <A, E, R>(body: Effect.Effect<A, E, R>) =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.scoped(Effect.flatMap(restore(sql.reserve), (connection) => {
-        const run = (statement: string) => connection.executeRaw(statement, [])
-        return Effect.zipRight(
-          run("BEGIN"),
-          Effect.flatMap(
-            Effect.exit(restore(Effect.provideService(body, SqlClient.TransactionConnection, [connection, 0]))),
-            (exit) =>
-              Exit.isSuccess(exit)
-                // A COMMIT that fails leaves SQLite's transaction open: undone, so the next group can begin.
-                ? Effect.as(Effect.tapError(run("COMMIT"), () => Effect.ignore(run("ROLLBACK"))), exit.value)
-                : Effect.zipRight(run("ROLLBACK"), exit)
-          )
-        )
-      }))
-    )
 
   /**
    * A member in its own savepoint: its failure or defect undoes only its own writes, and the group goes on. Its
@@ -98,13 +73,13 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * Runs a group, on the fiber of the unit that opened it (see `atomically`). Members that join while it runs are
-   * taken in the same transaction; the outcomes go out after COMMIT.
+   * Runs a group on its own fiber, in the layer's scope: a submitter that leaves does not interrupt the others'
+   * work. Members that join while it runs are taken in the same transaction; the outcomes go out after COMMIT.
    */
   const runGroup = (group: Group) =>
     Effect.gen(function*() {
       const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
-      yield* orDieSql(transaction(Effect.gen(function*() {
+      yield* orDieSql(sql.withTransaction(Effect.gen(function*() {
         for (let next = 0; next < group.members.length; next++) {
           const member = group.members[next]!
           done.push([member, yield* (next === 0 ? runFirst(member) : runMember(member))])
@@ -119,7 +94,7 @@ export const make = Effect.gen(function*() {
         Effect.gen(function*() {
           group.open = false
           if (current === group) current = undefined
-          // A COMMIT that failed: nothing of this group is stored, and each member learns it.
+          // A COMMIT that failed, or the node closing: nothing of this group is stored, and each member learns it.
           if (Exit.isFailure(exit)) for (const member of group.members) yield* Deferred.failCause(member.outcome, exit.cause)
         })
       )
@@ -146,17 +121,17 @@ export const make = Effect.gen(function*() {
             const group: Group = { members: [member], open: true }
             current = group
           }
-          // The unit that opens a group runs it, on its own fiber (a fiber of its own per group was most of a lone
-          // start's cost here: a fork into the layer's scope, its scheduling and the opener's wake-up). Whole:
-          // a caller that leaves (a client gone) neither stops the members that joined nor its own unit, and still
-          // holds its locks until its unit is committed or undone, so nothing else of its conversation runs before
-          // it. On the default scheduler, whoever opened it: a group that a turn's checkpoint opened also carries
-          // the starts that join it, which must not wait behind turns' later steps (turns/Pacing.ts).
-          const started = joined ? Effect.void : Effect.exit(Effect.withScheduler(runGroup(current!), Scheduler.defaultScheduler))
-          return Effect.uninterruptible(Effect.zipRight(started, Deferred.await(outcome))) as Effect.Effect<A, E>
+          const started = joined
+            ? Effect.void
+            // On the default scheduler, whoever opened it: a group that a turn's checkpoint opened also carries
+            // the starts that join it, which must not wait behind turns' later steps (turns/Pacing.ts).
+            : Effect.asVoid(Effect.forkIn(Effect.withScheduler(runGroup(current!), Scheduler.defaultScheduler), scope))
+          // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is
+          // committed or undone, so nothing else of its conversation runs before it; the group ends in any case.
+          return Effect.zipRight(started, Effect.uninterruptible(Deferred.await(outcome)) as Effect.Effect<A, E>)
         }))
 
   return Transactions.of({ atomically })
 })
 
-export const layer = Layer.effect(Transactions, make)
+export const layer = Layer.scoped(Transactions, make)
