@@ -57,8 +57,20 @@ const sqliteClient = (filename: string) =>
     )
   )
 
-/** Connections to PostgreSQL per server. */
-const poolSize = 16
+/**
+ * `MARKETPLACE_DATABASE_POOL`: connections to PostgreSQL per server (default 6, at most 100). More is slower here:
+ * with 16 per server, 50 concurrent uncached searches on 2 cores ran PostgreSQL's backends side by side, each
+ * query's CPU grew with the others' (1,048 against 1,620 req/s, p99 113 against 56 ms with 6; docs/decisions.md,
+ * "The marketplace's pool").
+ */
+export const PoolSizeConfig = Config.integer("MARKETPLACE_DATABASE_POOL").pipe(
+  Config.mapOrFail((n) =>
+    n >= 1 && n <= 100
+      ? Either.right(n)
+      : Either.left(ConfigError.InvalidData(["MARKETPLACE_DATABASE_POOL"], "must be a whole number from 1 to 100"))
+  ),
+  Config.withDefault(6)
+)
 
 /**
  * The pool is built here, not by PgClient.layer, to set session options: JIT
@@ -71,6 +83,9 @@ const poolSize = 16
  * (migration 0015), at the head of that burst's queue.
  */
 const pgClient = (url: Redacted.Redacted<string>) =>
+  Layer.unwrapEffect(Effect.map(PoolSizeConfig, (poolSize) => pgPool(url, poolSize)))
+
+const pgPool = (url: Redacted.Redacted<string>, poolSize: number) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.sync(() => {
