@@ -46,7 +46,6 @@ interface ConversationState {
 /** Conversations remembered as existing (none is ever deleted yet); bounded, so the memory does not grow. */
 const knownConversations = 4096
 
-
 export const make = (settings: TurnSettings) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore
@@ -345,12 +344,7 @@ export const make = (settings: TurnSettings) =>
     const stopEverything = (note: string) =>
       Effect.flatMap(Ref.get(states), (map) =>
         Effect.forEach(HashMap.keys(map), (id) => stopConversation(id, note), { concurrency: "unbounded" })).pipe(
-          Effect.map((all) => ({
-            turns: all.reduce((n, s) => n + s.turns, 0),
-            waiting: all.reduce((n, s) => n + s.waiting, 0),
-            jobs: 0,
-            commands: 0
-          }))
+          Effect.map(Waiting.stoppedTotals)
         )
 
     const emergencyStop: TurnEngine["Type"]["emergencyStop"] = (caller) =>

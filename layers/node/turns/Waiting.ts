@@ -52,3 +52,11 @@ export const cancel = (store: ConversationStore["Type"]) =>
     if (done === undefined) return yield* Effect.dieMessage(`The cancellation of ${taskId} was not stored`)
     return done
   })
+
+/** What stopping every conversation ended, summed; jobs and package commands are counted by their own owners. */
+export const stoppedTotals = (all: ReadonlyArray<{ readonly turns: number; readonly waiting: number }>) => ({
+  turns: all.reduce((n, s) => n + s.turns, 0),
+  waiting: all.reduce((n, s) => n + s.waiting, 0),
+  jobs: 0,
+  commands: 0
+})
