@@ -7,12 +7,14 @@
  */
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
+import { tuneV8 } from "./v8-tuning.js"
 
 const args = process.argv.slice(2)
 if (args.length === 1 && args[0] === "--version") {
   const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"))
   process.stdout.write(`${pkg.version}\n`)
 } else {
+  tuneV8()
   const bundle = new URL("../dist/clark/main.cjs", import.meta.url)
   const compiled = new URL("../dist/src/cli/main.js", import.meta.url)
   const mtime = (url) => fs.statSync(url, { throwIfNoEntry: false })?.mtimeMs ?? -1

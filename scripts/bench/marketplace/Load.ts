@@ -4,7 +4,7 @@ import * as http from "node:http"
 import { childFailure, isRunning } from "../Children.js"
 import { log, percentile, seconds } from "../Common.js"
 import type { Server } from "./Servers.js"
-import { int, ms2, requestTimeoutSeconds, settings, sleep, spread, warmupSeconds } from "./Settings.js"
+import { int, ms2, requestTimeoutSeconds, runWarmupSeconds, settings, sleep, spread, warmupSeconds } from "./Settings.js"
 import type { Scenario } from "./Workload.js"
 
 export interface Measurement {
@@ -107,6 +107,7 @@ const warmUp = async (server: Server, scenarios: ReadonlyArray<Scenario>) => {
 }
 
 const runScenario = async (server: Server, scenario: Scenario) => {
+  if (runWarmupSeconds > 0) await load(server, scenario.paths, { duration: runWarmupSeconds })
   const m = await load(server, scenario.paths, { duration: settings.seconds })
   log(`  ${scenario.title.padEnd(32)} ${server.label.padEnd(labelWidth)} ${describe(m)}`)
   return m
