@@ -5,10 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, TestClock } from "effect"
-
-
 import { query } from "../support/NodeFixtures.js"
-
 import {
   call,
   dataDir,

@@ -4,7 +4,6 @@
  * client.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-
 import { dialects } from "../../support/Databases.js"
 import { type RunningMarketplace, startMarketplace } from "../../support/MarketplaceServer.js"
 import {

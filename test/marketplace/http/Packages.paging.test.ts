@@ -3,7 +3,6 @@
  * walks in every order, cursors bound to their query, tampered cursors refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-
 import { dialects } from "../../support/Databases.js"
 import { type RunningMarketplace, startMarketplace } from "../../support/MarketplaceServer.js"
 import {
