@@ -33,19 +33,14 @@
  * record timed inside) is a third variant of the write rounds, and its ledger a variant of the ledger's
  * micro-benchmark.
  */
-import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
 import * as PackageToolsLive from "../../layers/node/packages/PackageTools.js"
-import * as Scripted from "../../layers/node/model/Scripted.js"
-import { NodeApi } from "../../schema/node/Api.js"
-import { Ledger, type NewEffect } from "../../services/node/Ledger.js"
+import { Ledger } from "../../services/node/Ledger.js"
 import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
 import { PackageRecords } from "../../services/node/PackageRecords.js"
 import { ServiceRuntime } from "../../services/node/ServiceRuntime.js"
@@ -53,11 +48,13 @@ import { PreferenceStore } from "../../services/node/PreferenceStore.js"
 import { TaskApprovals } from "../../services/node/TaskApprovals.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
 import { probeCopy, probeId } from "../../test/node/tools/Fixtures.js"
-import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
+import { log, otherWorkCores, positiveInt, writeDocs } from "./Common.js"
 import { type BaselineLedger, benchLedger } from "./ledger.js"
 import { checkoutBaseline, removeBaseline } from "./node/builds.js"
 import { currentModules, loadModules, type NodeModules } from "./node/modules.js"
-import { type Figures, report, type Results } from "./tools/report.js"
+import { type LedgerModules, loadLedgerModules, newConversation, startNode, turn } from "./tools/node.js"
+import { report, type Results } from "./tools/report.js"
+import { figures, interleaved, noLedger, type Sample, timed, timedLedger } from "./tools/timing.js"
 import * as Trace from "./tools/trace.js"
 
 const full = process.env.BENCH_FULL === "1"
@@ -66,207 +63,10 @@ const n = positiveInt("BENCH_TOOLS_N", full ? 10_000 : 2_000)
 const writes = positiveInt("BENCH_TOOLS_WRITES", full ? 5_000 : 1_000)
 const turns = positiveInt("BENCH_TOOLS_TURNS", full ? 1_000 : 100)
 const warmup = 200
-const appSecret = "bench-app-secret"
 /** BENCH_TOOLS_ONLY=read,breakdown,write,turns,ledger (any of them) runs only those parts, e.g. to profile one. */
 const only = process.env.BENCH_TOOLS_ONLY?.split(",")
 const part = (name: string) => only === undefined || only.includes(name)
 const profiling = only !== undefined || process.execArgv.some((flag) => flag.startsWith("--cpu-prof")) || process.env.BENCH_TOOLS_DOCS === "0"
-
-const script: Scripted.ScriptInput = {
-  rules: [
-    {
-      match: "^read probe",
-      steps: [{ tool: { name: "probe-service__read_value", input: { key: "colour" } } }],
-      after: [{ delta: "Read." }]
-    },
-    { match: "^plain", steps: [{ delta: "Read." }] }
-  ]
-}
-
-interface Sample {
-  readonly wall: number
-  readonly cpu: number
-}
-
-const figures = (samples: ReadonlyArray<Sample>): Figures => {
-  const sorted = samples.map((s) => s.wall).sort((a, b) => a - b)
-  const cpu = samples.map((s) => s.cpu).sort((a, b) => a - b)
-  return {
-    p50: percentile(sorted, 0.5),
-    p99: percentile(sorted, 0.99),
-    max: sorted[sorted.length - 1] ?? Number.NaN,
-    cpu: percentile(cpu, 0.5)
-  }
-}
-
-const cpuNow = () => {
-  const usage = process.cpuUsage()
-  return (usage.user + usage.system) / 1000
-}
-
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Sample, E, R> =>
-  Effect.suspend(() => {
-    const cpu = cpuNow()
-    const started = performance.now()
-    return Effect.as(effect, undefined).pipe(
-      Effect.map(() => ({ wall: performance.now() - started, cpu: cpuNow() - cpu }))
-    )
-  })
-
-/**
- * `count` measured rounds after `skip` unmeasured ones; each round runs every variant once, the first
- * variant of the round turning with the round, and keeps its times.
- */
-const interleaved = <E, R>(
-  count: number,
-  skip: number,
-  variants: ReadonlyArray<Effect.Effect<Sample, E, R>>
-) =>
-  Effect.gen(function*() {
-    const samples = variants.map(() => [] as Array<Sample>)
-    for (let round = 0; round < skip + count; round++) {
-      for (let k = 0; k < variants.length; k++) {
-        const i = (round + k) % variants.length
-        const sample = yield* variants[i]!
-        if (round >= skip) samples[i]!.push(sample)
-      }
-    }
-    return samples.map(figures)
-  })
-
-/** A ledger that stores nothing: what PackageTools costs around the ledger, the ledger left out. */
-const noLedger = {
-  record: (effect: NewEffect) =>
-    Effect.succeed({
-      ...effect,
-      effectId: "eff_none",
-      status: "sent",
-      mayHaveRun: true,
-      reason: null,
-      answer: null,
-      checked: false,
-      recordedAt: "",
-      answeredAt: null,
-      reconciled: null
-    }),
-  answer: () => Effect.void,
-  unknown: () => Effect.void
-} as unknown as Ledger["Type"]
-
-/** The node's ledger with the time of each `record` kept, as the call path runs it. */
-const timedLedger = (ledger: Ledger["Type"], times: Array<Sample>, what = "record") =>
-  Ledger.of({
-    ...ledger,
-    record: (effect) =>
-      Effect.suspend(() => {
-        const cpu = cpuNow()
-        const started = performance.now()
-        return Effect.tap(ledger.record(effect), () =>
-          Effect.sync(() => {
-            const wall = performance.now() - started
-            times.push({ wall, cpu: cpuNow() - cpu })
-            Trace.keep(what, started, wall)
-          }))
-      })
-  })
-
-const personHeaders = (token: string) => ({ authorization: `Bearer ${token}`, "x-app-secret": appSecret })
-
-const nodeClient = (baseUrl: string, token: string) =>
-  HttpApiClient.make(NodeApi, {
-    baseUrl,
-    transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(personHeaders(token)))
-  }).pipe(Effect.provide(FetchHttpClient.layer))
-
-/** Lists the folder and installs it as the person, granting the install approval when the node asks. */
-const install = (client: Effect.Effect.Success<ReturnType<typeof nodeClient>>, folder: string) =>
-  Effect.gen(function*() {
-    const listing = yield* client.packages.addLocal({ payload: { path: folder } })
-    const [first, response] = yield* client.packages.install({
-      payload: { packageId: listing.packageId, localDigest: listing.contentDigest! },
-      withResponse: true
-    })
-    if (response.status === 202 && "approvalId" in first) {
-      const approval = yield* client.packages.approval({ path: { approvalId: first.approvalId as string } })
-      yield* client.packages.decideApproval({
-        path: { approvalId: approval.approvalId },
-        payload: { decision: "granted", digest: approval.operationDigest }
-      })
-    }
-    return listing.packageId
-  })
-
-/** One turn on the waiting route; dies unless it answered 200 with the reply done. */
-const turn = (baseUrl: string, token: string, conversationId: string, text: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${baseUrl}/conversations/${conversationId}/messages`, {
-      method: "POST",
-      headers: { ...personHeaders(token), "content-type": "application/json" },
-      body: JSON.stringify({ text })
-    })
-    const body = await response.text()
-    if (response.status !== 200) throw new Error(`turn answered ${response.status}: ${body}`)
-    return body
-  })
-
-const newConversation = (baseUrl: string, token: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${baseUrl}/conversations`, {
-      method: "POST",
-      headers: { ...personHeaders(token), "content-type": "application/json" },
-      body: "{}"
-    })
-    return ((await response.json()) as { conversationId: string }).conversationId
-  })
-
-
-/** A node built from `modules` on a fresh data dir, serving on a loopback port, the probe installed. */
-const startNode = (modules: NodeModules, folder: string) =>
-  Effect.gen(function*() {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-tools-"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
-    const options = {
-      dataDir,
-      appSecret: Redacted.make(appSecret),
-      model: modules.Scripted.fromScript(modules.Scripted.decodeScript(script)),
-      turns: {
-        wallClock: Duration.minutes(5),
-        hostControlWait: Duration.seconds(5),
-        questionTtl: Duration.hours(24),
-        waitBudget: Duration.seconds(60)
-      },
-      marketplaceUrl: null,
-      registryUrl: null
-    }
-    const services = modules.ServicesLive(options)
-    const server = modules.serveApi(modules.ApiLive(options, services)).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(modules.createServer, { port: 0, host: "127.0.0.1" }))
-    )
-    const context = yield* Layer.build(Layer.merge(server, services))
-    const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
-    const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
-    const client = yield* nodeClient(baseUrl, token)
-    yield* Effect.orDie(install(client, folder))
-    const conversationId = yield* newConversation(baseUrl, token)
-    return { context, baseUrl, token, conversationId }
-  })
-
-/** What the write rounds and the ledger's micro-benchmark take from the baseline commit besides its node. */
-interface LedgerModules {
-  readonly Ledger: typeof Ledger
-  readonly PackageToolsLive: typeof PackageToolsLive
-  readonly SqlLedger: typeof import("../../layers/node/ledger/SqlLedger.js")
-}
-
-const loadLedgerModules = async (dir: string): Promise<LedgerModules> => {
-  const load = (file: string) => import(pathToFileURL(path.join(dir, file)).href)
-  const [ledger, packageTools, sqlLedger] = await Promise.all([
-    load("services/node/Ledger.ts"),
-    load("layers/node/packages/PackageTools.ts"),
-    load("layers/node/ledger/SqlLedger.ts")
-  ])
-  return { Ledger: ledger.Ledger, PackageToolsLive: packageTools, SqlLedger: sqlLedger }
-}
 
 const run = (baseline: NodeModules | undefined, baselineLedger: LedgerModules | undefined) => Effect.scoped(Effect.gen(function*() {
   const folder = probeCopy()
