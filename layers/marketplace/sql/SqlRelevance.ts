@@ -126,7 +126,13 @@ export const makeRelevance = (
    * behind a subquery and a DISTINCT that one walk does not need (SQLite: 130-150 µs of a common word's page
    * against 75-110; docs/decisions.md, "Search pages read as arrays").
    */
-  const flatWalk = (table: "package_terms" | "package_prefixes", key: Statement.Fragment, filters: Filters, after: Keyset | undefined, limit: number) =>
+  const flatWalk = (
+    table: "package_terms" | "package_prefixes",
+    key: Statement.Fragment,
+    filters: Filters,
+    after: Keyset | undefined,
+    limit: number
+  ) =>
     sql`SELECT ${sql.literal(summaryColumns)}, t.tier FROM ${sql.literal(table)} t JOIN packages p ON p.id = t.package_id
       LEFT JOIN publishers pub ON pub.id = p.publisher_id
       WHERE ${key} AND ${resumeAfter("t", after)} AND ${sql.and(filters)}
