@@ -40,6 +40,34 @@ export const toSummary = (row: Row): PackageSummary => ({
   updatedAt: text(row.updated_at)
 })
 
+/** A row read positionally (a statement's `.values`), its columns in the statement's order. */
+export type Values = ReadonlyArray<unknown>
+
+/**
+ * Positions in a row of `summaryColumns` read with `.values`; a page's statements put their tier (or score, or
+ * walked-word count) after them, at `summaryWidth` and on. Pages are read as arrays, not objects: better-sqlite3
+ * builds each row object property by property, which cost a third of a 3-letter page's statement
+ * (docs/decisions.md, "Search pages read as arrays").
+ */
+export const summaryAt = { id: 0, latestPublishedAt: 10 } as const
+export const summaryWidth = 14
+
+/** `toSummary` of a row of `summaryColumns` read with `.values`. */
+export const summaryOf = (row: Values): PackageSummary => ({
+  name: text(row[1]),
+  displayName: text(row[2]),
+  description: text(row[3]),
+  latestVersion: textOrNull(row[4]),
+  publisher: row[11] === null || row[11] === undefined
+    ? null
+    : { slug: text(row[11]), name: text(row[12]), verified: bool(row[13]) },
+  categorySlug: textOrNull(row[5]),
+  curationStatus: text(row[6]) as CurationStatus,
+  keywords: json<Array<string>>(row[7]),
+  indexedAt: textOrNull(row[8]),
+  updatedAt: text(row[9])
+})
+
 /** A boolean as the dialect binds it: better-sqlite3 binds no booleans. */
 export const flag = (dialect: "pg" | "sqlite", value: boolean): boolean | number =>
   dialect === "pg" ? value : value ? 1 : 0

@@ -3,7 +3,21 @@ import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { LatestVersion, PackageDetail, VersionItem } from "../../../schema/marketplace/Package.js"
 import { type Keyset, type PackageQuery, PackageStore } from "../../../services/marketplace/PackageStore.js"
-import { bool, int, json, type Row, statusIn, summaryColumns, summaryFrom, text, textOrNull, toSummary } from "./Rows.js"
+import {
+  bool,
+  int,
+  json,
+  type Row,
+  statusIn,
+  summaryAt,
+  summaryColumns,
+  summaryFrom,
+  summaryOf,
+  text,
+  textOrNull,
+  toSummary,
+  type Values
+} from "./Rows.js"
 import { makeRelevance, type RelevanceOptions, scoreOf } from "./SqlRelevance.js"
 
 /** The store; `options` only for the benchmark, which measures the search a 3-letter word had before 0009. */
@@ -39,7 +53,8 @@ export const makeWith = (options?: RelevanceOptions) => Effect.gen(function*() {
     const after = query.after
     const limit = query.limit + 1
 
-    const rows: Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> = (() => {
+    // Read positionally (Rows.ts `summaryOf`): better-sqlite3 and pg build no object per row.
+    const rows: Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError> = (() => {
       if (relevance) {
         return query.terms.length === 1
           ? search.oneWord(query.terms[0]!, filters.length === 1 ? query.statuses : undefined, filters, after, limit)
@@ -49,8 +64,8 @@ export const makeWith = (options?: RelevanceOptions) => Effect.gen(function*() {
       const conditions = match === undefined ? [...filters] : [...filters, match.where]
       if (ordering === "name") {
         if (after !== undefined) conditions.push(sql`p.name > ${nameOf(after.id)}`)
-        return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${match?.join ?? sql``}
-            WHERE ${sql.and(conditions)} ORDER BY p.name ASC LIMIT ${limit}`
+        return sql`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${match?.join ?? sql``}
+            WHERE ${sql.and(conditions)} ORDER BY p.name ASC LIMIT ${limit}`.values
       }
       if (after !== undefined) {
         conditions.push(
@@ -59,20 +74,24 @@ export const makeWith = (options?: RelevanceOptions) => Effect.gen(function*() {
           }))`
         )
       }
-      return sql<Row>`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${match?.join ?? sql``}
-            WHERE ${sql.and(conditions)} ORDER BY p.latest_published_at DESC, p.name ASC LIMIT ${limit}`
+      return sql`SELECT ${sql.literal(summaryColumns)} FROM ${sql.literal(summaryFrom)} ${match?.join ?? sql``}
+            WHERE ${sql.and(conditions)} ORDER BY p.latest_published_at DESC, p.name ASC LIMIT ${limit}`.values
     })()
 
-    const keyOf = (row: Row): Keyset => ({
-      id: int(row.id),
-      value: ordering === "relevance" ? scoreOf(row) : ordering === "latest" ? text(row.latest_published_at) : null
+    const keyOf = (row: Values): Keyset => ({
+      id: int(row[summaryAt.id]),
+      value: ordering === "relevance"
+        ? scoreOf(row, query.terms.length > 1)
+        : ordering === "latest"
+        ? text(row[summaryAt.latestPublishedAt])
+        : null
     })
     return rows.pipe(
       Effect.map((rows) => {
         const page = rows.length > query.limit ? rows.slice(0, query.limit) : rows
         const last = page[page.length - 1]
         return {
-          items: page.map(toSummary),
+          items: page.map(summaryOf),
           next: rows.length > query.limit && last !== undefined ? keyOf(last) : undefined
         }
       }),

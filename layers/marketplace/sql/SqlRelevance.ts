@@ -13,7 +13,7 @@
 import type { SqlClient, SqlError, Statement } from "@effect/sql"
 import { Effect } from "effect"
 import type { Keyset } from "../../../services/marketplace/PackageStore.js"
-import { int, type Row, summaryColumns, text } from "./Rows.js"
+import { int, type Row, summaryColumns, summaryWidth, text, type Values } from "./Rows.js"
 import { isStoredPrefix, prefixRange, tierOfScore, weightOf } from "./SearchTerms.js"
 
 /**
@@ -25,11 +25,15 @@ const maxWalks = 48
 type Filters = ReadonlyArray<Statement.Fragment>
 
 /**
- * The score of a relevance row: the statement's own for several words, else the weight of the tier the walk
- * found it at. Read for the page's last row only (its cursor): adding it to every row copied each one, which
- * cost as much CPU as building the page's summaries.
+ * The score of a relevance row (read positionally): the statement's own for several words, else the weight of the
+ * tier the walk found it at; either follows the summary's columns. Read for the page's last row only (its cursor):
+ * adding it to every row copied each one, which cost as much CPU as building the page's summaries.
  */
-export const scoreOf = (row: Row): number => (row.score === undefined ? weightOf(int(row.tier)) : Number(row.score))
+export const scoreOf = (row: Values, severalWords: boolean): number =>
+  severalWords ? Number(row[summaryWidth]) : weightOf(int(row[summaryWidth]))
+
+/** Where a one-word page's row holds the number of words walked (after its tier). */
+const wordCountAt = summaryWidth + 1
 
 export interface RelevanceOptions {
   /**
@@ -112,9 +116,27 @@ export const makeRelevance = (
   })
 
   const summaries = (ranked: Statement.Fragment, cte: Statement.Fragment = sql``) =>
-    sql<Row>`${cte} SELECT ${sql.literal(summaryColumns)}, r.tier
+    sql`${cte} SELECT ${sql.literal(summaryColumns)}, r.tier
       FROM (${ranked}) r JOIN packages p ON p.id = r.package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-      ORDER BY r.tier, r.name`
+      ORDER BY r.tier, r.name`.values
+
+  /**
+   * The walk of one word's (or a 3-letter prefix's) rows in key order, reading each kept row's summary as it goes:
+   * one pass, where walking first and joining the page's rows to packages again after read each package twice,
+   * behind a subquery and a DISTINCT that one walk does not need (SQLite: 130-150 µs of a common word's page
+   * against 75-110; docs/decisions.md, "Search pages read as arrays").
+   */
+  const flatWalk = (
+    table: "package_terms" | "package_prefixes",
+    key: Statement.Fragment,
+    filters: Filters,
+    after: Keyset | undefined,
+    limit: number
+  ) =>
+    sql`SELECT ${sql.literal(summaryColumns)}, t.tier FROM ${sql.literal(table)} t JOIN packages p ON p.id = t.package_id
+      LEFT JOIN publishers pub ON pub.id = p.publisher_id
+      WHERE ${key} AND ${resumeAfter("t", after)} AND ${sql.and(filters)}
+      ORDER BY t.tier, t.name LIMIT ${limit}`.values
 
   /**
    * One word, PostgreSQL: the words, their count and their walks in one statement (LATERAL), so it is planned
@@ -127,11 +149,11 @@ export const makeRelevance = (
       const walks = sql`SELECT DISTINCT a.package_id, a.tier, a.name FROM (SELECT term FROM w WHERE term IS NOT NULL) ws
         CROSS JOIN LATERAL (${walk(sql`ws.term`, term, sql`${count} > 1`, filters, after, limit)}) a
         ORDER BY a.tier, a.name LIMIT ${limit}`
-      const rows = yield* sql<Row>`${wordsCte(term)} SELECT ${count} AS word_count, ${sql.literal(summaryColumns)}, r.tier
+      const rows = yield* sql`${wordsCte(term)} SELECT ${sql.literal(summaryColumns)}, r.tier, ${count} AS word_count
         FROM (${walks}) r JOIN packages p ON p.id = r.package_id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-        ORDER BY r.tier, r.name`
+        ORDER BY r.tier, r.name`.values
       const words = rows.length > 0
-        ? int(rows[0]!.word_count)
+        ? int(rows[0]![wordCountAt])
         : int((yield* sql<Row>`${wordsCte(term)} SELECT ${count} AS n`)[0]?.n ?? 0)
       if (words > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
       return rows
@@ -147,17 +169,17 @@ export const makeRelevance = (
     filters: Filters,
     after: Keyset | undefined,
     limit: number
-  ): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> => {
+  ): Effect.Effect<ReadonlyArray<Values>, SqlError.SqlError> => {
     // Every public search of a longer word runs this: flatMaps, not a generator, which costs several times more.
     const { from, to } = prefixRange(term)
     const { afterName, afterTier } = resumeArguments(after)
     return Effect.flatMap(
-      sql<Row>`SELECT * FROM clark_word_page(${from}, ${to}, ${statuses.join(",")}, ${afterTier},
-        ${afterName}, ${limit}, ${maxWalks})`,
+      sql`SELECT * FROM clark_word_page(${from}, ${to}, ${statuses.join(",")}, ${afterTier},
+        ${afterName}, ${limit}, ${maxWalks})`.values,
       (rows) => {
-        if (rows.length > 0 && int(rows[0]!.word_count) <= maxWalks) return Effect.succeed(rows)
+        if (rows.length > 0 && int(rows[0]![wordCountAt]) <= maxWalks) return Effect.succeed(rows)
         const words = rows.length > 0
-          ? Effect.succeed(int(rows[0]!.word_count))
+          ? Effect.succeed(int(rows[0]![wordCountAt]))
           : Effect.map(sql<Row>`${wordsCte(term)} SELECT COUNT(*) AS n FROM w WHERE term IS NOT NULL`, (r) => int(r[0]?.n ?? 0))
         return Effect.flatMap(words, (n) => n > maxWalks ? summaries(grouped(term, filters, after, limit)) : Effect.succeed(rows))
       }
@@ -170,6 +192,7 @@ export const makeRelevance = (
       const words = (yield* sql<Row>`${wordsCte(term)} SELECT term FROM w WHERE term IS NOT NULL`).map((row) => text(row.term))
       if (words.length === 0) return []
       if (words.length > maxWalks) return yield* summaries(grouped(term, filters, after, limit))
+      if (words.length === 1) return yield* flatWalk("package_terms", sql`t.term = ${words[0]!}`, filters, after, limit)
       const arms = words.map((word, i) =>
         sql`SELECT * FROM (${walk(sql`${word}`, term, words.length > 1, filters, after, limit)}) ${sql.literal(`a${i}`)}`
       )
@@ -203,22 +226,20 @@ export const makeRelevance = (
     const resume = after === undefined
       ? sql`1 = 1`
       : sql`(s.score < ${after.value} OR (s.score = ${after.value} AND s.name > ${nameOf(after.id)}))`
-    return sql<Row>`SELECT ${sql.literal(summaryColumns)}, t.score
+    return sql`SELECT ${sql.literal(summaryColumns)}, t.score
       FROM (SELECT * FROM (${ranked}) s WHERE ${resume} ORDER BY s.score DESC, s.name ASC LIMIT ${limit}) t
       JOIN packages p ON p.id = t.id LEFT JOIN publishers pub ON pub.id = p.publisher_id
-      ORDER BY t.score DESC, t.name ASC`
+      ORDER BY t.score DESC, t.name ASC`.values
   }
 
   /** A 3-letter word: one walk of the prefix table's key, in (tier, name) order, stopping at the page size. */
   const storedPrefix = (term: string, filters: Filters, after: Keyset | undefined, limit: number) =>
-    summaries(sql`SELECT t.package_id, t.tier, t.name FROM package_prefixes t JOIN packages p ON p.id = t.package_id
-      WHERE t.prefix = ${term} AND ${resumeAfter("t", after)} AND ${sql.and(filters)}
-      ORDER BY t.tier, t.name LIMIT ${limit}`)
+    flatWalk("package_prefixes", sql`t.prefix = ${term}`, filters, after, limit)
 
   /** The same walk on PostgreSQL, filtered by curation status only: `clark_prefix_page` (migration 0015). */
   const storedPrefixPgStatuses = (term: string, statuses: ReadonlyArray<string>, after: Keyset | undefined, limit: number) => {
     const { afterName, afterTier } = resumeArguments(after)
-    return sql<Row>`SELECT * FROM clark_prefix_page(${term}, ${statuses.join(",")}, ${afterTier}, ${afterName}, ${limit})`
+    return sql`SELECT * FROM clark_prefix_page(${term}, ${statuses.join(",")}, ${afterTier}, ${afterName}, ${limit})`.values
   }
 
   const oneWord = (
