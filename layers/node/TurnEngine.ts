@@ -27,6 +27,7 @@ import * as Pacing from "./turns/Pacing.js"
 import * as Questions from "./turns/Questions.js"
 import * as Recovery from "./turns/Recovery.js"
 import { TurnSettings } from "./turns/Settings.js"
+import * as Stopping from "./turns/Stopping.js"
 import * as Waiting from "./turns/Waiting.js"
 import { Composer } from "../../services/node/Composer.js"
 import * as Tickets from "./turns/Tickets.js"
@@ -35,13 +36,6 @@ import * as Turns from "./turns/Turn.js"
 import type { Turn } from "./turns/Turn.js"
 
 export { TurnSettings } from "./turns/Settings.js"
-
-/** Mutated only under `lock`. */
-interface ConversationState {
-  readonly lock: Effect.Semaphore
-  running: Turn | undefined
-  readonly waiting: Array<Tickets.Waiting>
-}
 
 /** Conversations remembered as existing (none is ever deleted yet); bounded, so the memory does not grow. */
 const knownConversations = 4096
@@ -64,7 +58,7 @@ export const make = (settings: TurnSettings) =>
      * to that transaction's connection (and carry the request's span and log annotations for its whole life).
      */
     const runTurn = yield* FiberSet.runtime(turns)<never>()
-    const states = yield* Ref.make(HashMap.empty<string, ConversationState>())
+    const states = yield* Ref.make(HashMap.empty<string, Stopping.ConversationState>())
     const closing = yield* Ref.make(false)
     /** Messages submitted so far: while they keep arriving, running turns' later steps let them go first. */
     let arrivals = 0
@@ -85,19 +79,19 @@ export const make = (settings: TurnSettings) =>
         Option.match(HashMap.get(map, conversationId), {
           onSome: (state) => [state, map],
           onNone: () => {
-            const state: ConversationState = { lock: Effect.unsafeMakeSemaphore(1), running: undefined, waiting: [] }
+            const state: Stopping.ConversationState = { lock: Effect.unsafeMakeSemaphore(1), running: undefined, waiting: [] }
             return [state, HashMap.set(map, conversationId, state)]
           }
         }))
 
     /** Runs `f` under the conversation's lock, on the state that is current once the lock is held. */
-    const locked = <A, E, R>(conversationId: string, f: (state: ConversationState) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    const locked = <A, E, R>(conversationId: string, f: (state: Stopping.ConversationState) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.flatMap(stateOf(conversationId), (state) =>
         state.lock.withPermits(1)(Effect.flatMap(Ref.get(states), (map) =>
           Option.contains(HashMap.get(map, conversationId), state) ? f(state) : locked(conversationId, f))))
 
     /** An idle conversation's state is dropped, so the map holds only conversations with work; caller holds the lock. */
-    const prune = (conversationId: string, state: ConversationState) =>
+    const prune = (conversationId: string, state: Stopping.ConversationState) =>
       state.running === undefined && state.waiting.length === 0
         ? Ref.update(states, HashMap.remove(conversationId))
         : Effect.void
@@ -120,7 +114,7 @@ export const make = (settings: TurnSettings) =>
     const cancelWaiting = Waiting.cancel(store)
 
     const startTurn = (
-      state: ConversationState,
+      state: Stopping.ConversationState,
       submission: Submission,
       taskId: string,
       user: TimelineEntry,
@@ -136,7 +130,7 @@ export const make = (settings: TurnSettings) =>
       })
 
     /** Starts the turn of a message that waited; the caller holds the conversation lock. */
-    const startWaiting = (state: ConversationState, waiting: Tickets.Waiting) =>
+    const startWaiting = (state: Stopping.ConversationState, waiting: Tickets.Waiting) =>
       Effect.gen(function*() {
         const { conversationId } = waiting.submission
         const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete" })
@@ -307,25 +301,7 @@ export const make = (settings: TurnSettings) =>
         )
       })
 
-    /** Stops a conversation's turn and waiting messages; returns what was stopped once the turn has ended. */
-    const stopConversation = (conversationId: string, note: string) =>
-      Effect.gen(function*() {
-        const { turn, waiting } = yield* locked(conversationId, (state) =>
-          Effect.gen(function*() {
-            const waiting = state.waiting.splice(0)
-            for (const w of waiting) {
-              const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
-              yield* Deferred.succeed(w.started, { _tag: "Cancelled", done })
-            }
-            const turn = state.running
-            if (turn !== undefined) turn.stopNote = note
-            else yield* prune(conversationId, state)
-            return { turn, waiting: waiting.length }
-          }))
-        // Interrupting waits for the turn's end: its text stored, labelled stopped, and its `done` sent.
-        if (turn?.fiber !== undefined) yield* Fiber.interrupt(turn.fiber)
-        return { turns: turn === undefined ? 0 : 1, waiting }
-      })
+    const { stopConversation, stopEverything } = Stopping.make({ states, locked, prune, cancelWaiting })
 
     const stop: TurnEngine["Type"]["stop"] = (conversationId, source, caller) =>
       Effect.gen(function*() {
@@ -340,12 +316,6 @@ export const make = (settings: TurnSettings) =>
         })
         return stopped.turns > 0
       })
-
-    const stopEverything = (note: string) =>
-      Effect.flatMap(Ref.get(states), (map) =>
-        Effect.forEach(HashMap.keys(map), (id) => stopConversation(id, note), { concurrency: "unbounded" })).pipe(
-          Effect.map(Waiting.stoppedTotals)
-        )
 
     const emergencyStop: TurnEngine["Type"]["emergencyStop"] = (caller) =>
       Effect.gen(function*() {

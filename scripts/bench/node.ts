@@ -30,7 +30,7 @@
  * round); BENCH_FULL=1 gives the full sizes wherever a setting is not given (40 deltas, separate and shared
  * cores, 5 burst rounds, 3 emergency-stop rounds). BENCH_NODE_FLAGS: extra Node flags for the nodes under test,
  * e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`; a run with flags prints its tables but leaves docs/benchmarks.md
- * alone. BENCH_ONLY=burst runs only the warm-up and the burst and prints its lines (nothing written). README's configuration table lists every setting.
+ * alone. BENCH_ONLY=burst runs only the warm-up and the burst and prints its lines (nothing written); BENCH_ONLY=estop only the warm-up and the emergency stops, with the node's CPU per stopped turn. README's configuration table lists every setting.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -124,6 +124,21 @@ const burstRuns = async (cores: Cores, layouts: ReadonlyArray<Layout>, nodes: Re
   }
 }
 
+const emergencyRuns = async (nodes: ReadonlyArray<Server>) => {
+  log(`Emergency stop: ${settings.emergencyTurns} long turns, ${plural(settings.emergencyRounds, "round")}`)
+  for (let round = 0; round < settings.emergencyRounds; round++) {
+    for (const node of inTurn(nodes)) {
+      const result = await runEmergency(node.target)
+      log(
+        `  ${node.target.label}, round ${round + 1}: stopped ${JSON.stringify(result.reported)}; answered after ` +
+          `${ms2(result.answeredMs)} ms, all ${settings.emergencyTurns} streams ended after ${ms2(result.lastEndMs)} ms, ` +
+          `node CPU ${ms2(result.cpuMs)} ms (${ms2(result.cpuMs / settings.emergencyTurns)} ms per turn)`
+      )
+      node.emergency.push(result)
+    }
+  }
+}
+
 const main = async () => {
   const startedAt = Date.now()
   log(
@@ -171,6 +186,17 @@ const main = async () => {
       return
     }
 
+    if (settings.only === "estop") {
+      await emergencyRuns(nodes)
+      for (const node of nodes) {
+        const cpu = node.emergency.map((r) => r.cpuMs / r.turns)
+        log(`  ${node.target.label}: node CPU per stopped turn, rounds ${cpu.map(ms2).join(", ")}; median ${ms2(percentile([...cpu].sort((a, b) => a - b), 0.5))} ms`)
+      }
+      for (const server of servers) await stopChild(server.target.child)
+      log(`Not written to docs/benchmarks.md: BENCH_ONLY=estop (benchmark took ${seconds(Date.now() - startedAt)})`)
+      return
+    }
+
     phase(`Memory at rest: ${settings.atRestStreams} long turns`)
     for (const node of inTurn(nodes)) {
       const a = await runAtRest(node.target, settings.atRestStreams)
@@ -197,17 +223,7 @@ const main = async () => {
       )
     }
 
-    phase(`Emergency stop: ${settings.emergencyTurns} long turns, ${plural(settings.emergencyRounds, "round")}`)
-    for (let round = 0; round < settings.emergencyRounds; round++) {
-      for (const node of inTurn(nodes)) {
-        const result = await runEmergency(node.target)
-        log(
-          `  ${node.target.label}, round ${round + 1}: stopped ${JSON.stringify(result.reported)}; answered after ` +
-            `${ms2(result.answeredMs)} ms, all ${settings.emergencyTurns} streams ended after ${ms2(result.lastEndMs)} ms`
-        )
-        node.emergency.push(result)
-      }
-    }
+    await emergencyRuns(nodes)
 
     phase("Measurements done")
     const peaks = nodes.map((n) => readHwm(n.target.child.process.pid!))

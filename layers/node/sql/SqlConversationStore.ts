@@ -152,6 +152,16 @@ export const make = Effect.gen(function*() {
         entry === undefined ? Effect.dieMessage(`No conversation ${message.conversationId} to store a message in`) : Effect.succeed(entry))
     )
 
+  /** The UPDATE that writes a patch under the message's new revision `rev`, taken by the caller. */
+  const patchStatement = (messageId: string, rev: number, at: string, patch: MessagePatch) => {
+    const set: Record<string, unknown> = { rev, updatedAt: at }
+    if (patch.status !== undefined) set.status = patch.status
+    if (patch.note !== undefined) set.note = patch.note
+    if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
+    if (patch.taskId !== undefined) set.taskId = patch.taskId
+    return sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
+  }
+
   /**
    * Takes a message's new revision and returns it with the UPDATE that writes the patch under it; the caller runs
    * that (with RETURNING when it needs the row) in its transaction.
@@ -160,12 +170,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const at = yield* now
       const rev = yield* bump(conversationId)
-      const set: Record<string, unknown> = { rev, updatedAt: at }
-      if (patch.status !== undefined) set.status = patch.status
-      if (patch.note !== undefined) set.note = patch.note
-      if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
-      if (patch.taskId !== undefined) set.taskId = patch.taskId
-      return { rev, update: sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}` }
+      return { rev, update: patchStatement(messageId, rev, at, patch) }
     })
 
   /** Changes a message under a new revision and returns it as changed; the caller provides the transaction. */
@@ -226,14 +231,40 @@ export const make = Effect.gen(function*() {
     data: JSON.stringify(event.data)
   })
 
+  /**
+   * The next revision of each of several different conversations, in one statement; undefined when a conversation
+   * is named twice (each needs its own revision) or there is only one.
+   */
+  const bumpAll = (conversationIds: ReadonlyArray<string>) =>
+    conversationIds.length < 2 || new Set(conversationIds).size < conversationIds.length
+      ? Effect.succeed(undefined)
+      : Effect.map(
+        sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE ${sql.in("id", conversationIds)} RETURNING id, rev`,
+        (rows) => new Map(rows.map((row) => [str(row.id), num(row.rev)]))
+      )
+
+  /**
+   * The turns of a checkpoint take their conversations' revisions together (the turns an emergency stop ends are
+   * written 16 at a time: one statement for their 16 revisions instead of 16), then each writes its reply.
+   */
   const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
     inTransaction(Effect.gen(function*() {
       yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
+      const at = yield* now
+      const revs = yield* bumpAll(checkpoints.map((c) => c.conversationId))
       const closing: Array<ReturnType<typeof eventRow>> = []
       for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
+        const taken = revs?.get(conversationId)
+        if (revs !== undefined && taken === undefined) return yield* Effect.dieMessage(`No conversation ${conversationId}`)
+        const { rev, update } = taken === undefined
+          ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
+          : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
         // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
-        if (close === undefined) yield* (yield* patchUpdate(conversationId, reply.messageId, reply.patch)).update
-        else closing.push(eventRow(taskId, close(yield* applyPatch(conversationId, reply.messageId, reply.patch))))
+        if (close === undefined) yield* update
+        else {
+          const [row] = yield* sql<Row>`${update} RETURNING *`
+          closing.push(eventRow(taskId, close({ entry: toEntry(row!), last: rev })))
+        }
       }
       yield* insertEvents(closing)
     })).pipe(Effect.orDie)

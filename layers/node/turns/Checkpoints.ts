@@ -3,7 +3,7 @@
  * marked dirty and written together, at most every `checkpointEvery` and at once
  * when a turn ends or runs a tool; a crash loses at most that much of a reply.
  */
-import { Array as Arr, Chunk, Duration, Effect, Queue } from "effect"
+import { Array as Arr, Deferred, Duration, Effect, Exit, FiberId } from "effect"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
 import type { Checkpoint, ConversationStore, NewMessage } from "../../../services/node/ConversationStore.js"
 import type { Transactions } from "../../../services/node/Transactions.js"
@@ -27,7 +27,7 @@ export interface Checkpoints {
   /**
    * Writes every dirty turn's new events and reply; for a turn that has ended, also its end and its `done` event,
    * built from the reply as saved. Ending turns call it at once, so the turns an emergency stop ends are written
-   * together: each waits for the lock, and the first to get it takes all of them. Uninterruptible: the events it
+   * together: the first writes, the others wait for the batch that takes theirs. Uninterruptible: the events it
    * takes are marked stored before they are.
    */
   readonly flush: Effect.Effect<void>
@@ -71,21 +71,24 @@ const checkpointOf = (turn: Turn): Checkpoint => {
  */
 export const make = (store: ConversationStore["Type"], transactions: Transactions["Type"]) =>
   Effect.gen(function*() {
-    const dirty = yield* Queue.unbounded<Turn>()
+    /** Turns marked since the last batch took them; only ever touched synchronously. */
+    let dirty: Array<Turn> = []
     /** Open while some turn is dirty: wakes the periodic writer only when there is something to write. */
     const pending = yield* Effect.makeLatch(false)
-    const lock = yield* Effect.makeSemaphore(1)
+    /** Whether some fiber is writing batches now; it goes on until a look at the queue finds nothing. */
+    let writing = false
+    /** Callers that came while a batch was being written: the next batch takes what they marked, then wakes them. */
+    let waiters: Deferred.Deferred<void> | undefined
 
     const mark = (turn: Turn) => {
       if (turn.dirty) return
       turn.dirty = true
-      dirty.unsafeOffer(turn)
+      dirty.push(turn)
       pending.unsafeOpen()
     }
 
-    const flush = lock.withPermits(1)(Effect.flatMap(Queue.takeAll(dirty), (taken) => {
-      if (Chunk.isEmpty(taken)) return Effect.void
-      const checkpoints = Chunk.toReadonlyArray(taken).map(checkpointOf)
+    const writeBatch = (taken: ReadonlyArray<Turn>) => {
+      const checkpoints = taken.map(checkpointOf)
       return Effect.forEach(
         Arr.chunksOf(checkpoints, checkpointChunk),
         // A zero sleep is a timer: unlike yieldNow (a microtask), it lets the event loop run timers and I/O first.
@@ -95,7 +98,52 @@ export const make = (store: ConversationStore["Type"], transactions: Transaction
             : Effect.zipRight(Effect.sleep(Duration.zero), transactions.atomically(store.checkpoint(chunk))),
         { discard: true }
       )
-    })).pipe(Effect.uninterruptible)
+    }
+
+    /**
+     * Batches until one finds the queue empty. Each batch takes the callers waiting at its start: whatever they
+     * marked before they came is in it (or in an earlier one), and they are woken after its COMMIT.
+     */
+    const writeAll: Effect.Effect<void> = Effect.suspend(() => {
+      const woken = waiters
+      waiters = undefined
+      const taken = dirty
+      dirty = []
+      const batch = taken.length === 0 ? Effect.void : writeBatch(taken)
+      return Effect.onExit(batch, (exit) => {
+        if (Exit.isFailure(exit)) {
+          writing = false
+          const left = waiters
+          waiters = undefined
+          return Effect.zipRight(
+            woken === undefined ? Effect.void : Deferred.failCause(woken, exit.cause),
+            left === undefined ? Effect.void : Deferred.failCause(left, exit.cause)
+          )
+        }
+        return woken === undefined ? Effect.void : Deferred.done(woken, Exit.void)
+      }).pipe(Effect.zipRight(Effect.suspend(() => {
+        if (taken.length === 0 && waiters === undefined) {
+          writing = false
+          return Effect.void
+        }
+        return writeAll
+      })))
+    })
+
+    /**
+     * One writer at a time, and no lock to wait on: when a turn ends, every other turn that the same stop ended
+     * waits for the one batch that writes them all. With a semaphore each release woke every fiber still waiting
+     * for it (Effect's Semaphore runs all its waiters while a permit looks free), so the 200 turns an emergency
+     * stop ends went through about 20,000 wake-ups to find, one after another, that their checkpoint was written.
+     */
+    const flush: Effect.Effect<void> = Effect.uninterruptible(Effect.suspend(() => {
+      if (!writing) {
+        writing = true
+        return writeAll
+      }
+      waiters ??= Deferred.unsafeMake<void>(FiberId.none)
+      return Deferred.await(waiters)
+    }))
 
     yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
       yield* pending.await

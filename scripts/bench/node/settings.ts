@@ -68,11 +68,14 @@ export const settings = {
   stopTurns: positiveInt("BENCH_STOPS", 100),
   emergencyTurns: 200,
   emergencyRounds: positiveInt("BENCH_ESTOP_ROUNDS", full ? 3 : 1),
-  /** BENCH_ONLY=burst: only the warm-up and the burst (a quick loop while working on start-up); nothing is written. */
+  /**
+   * BENCH_ONLY=burst: only the warm-up and the burst (a quick loop while working on start-up); BENCH_ONLY=estop: only
+   * the warm-up and the emergency stops, with the node's CPU per stopped turn. Nothing is written.
+   */
   only: (() => {
     const raw = (process.env.BENCH_ONLY ?? "").trim()
-    if (raw !== "" && raw !== "burst") throw new Error(`BENCH_ONLY must be burst or unset, got ${JSON.stringify(raw)}`)
-    return raw === "burst" ? "burst" as const : undefined
+    if (raw !== "" && raw !== "burst" && raw !== "estop") throw new Error(`BENCH_ONLY must be burst, estop or unset, got ${JSON.stringify(raw)}`)
+    return raw === "" ? undefined : raw as "burst" | "estop"
   })(),
   nodeFlags: (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag.length > 0),
   /** A long turn: one delta, then this long before anything else. */

@@ -53,15 +53,21 @@ export interface EmergencyRound {
   readonly lastDoneMs: number
   readonly lastEndMs: number
   readonly endedMs: ReadonlyArray<number>
+  /** The node's CPU (preload, process.cpuUsage) from just before POST /stop to 300 ms after the last stream ended. */
+  readonly cpuMs: number
 }
 
 export const runEmergency = async (target: Target): Promise<EmergencyRound> => {
   const streams = await startLongTurns(target, settings.emergencyTurns)
   await sleep(200)
+  const before = await askSample(target.child, false)
   const sent = now()
   const body = await expectStatus(call(target, "POST", "/stop"), 200, "POST /stop")
   const answeredMs = now() - sent
   await awaitAll(streams, settings.waitDeadlineMs, "streams ending after the emergency stop")
+  // Settled: what the node does after the last `done` (the turns' ends, the requests' scopes) counts too.
+  await sleep(300)
+  const after = await askSample(target.child, false)
   const bad = failures(streams, "stopped")
   if (bad.length > 0) throw new Error(`${bad.length} streams did not end as "stopped": ${describeFailures(bad)}`)
   const endedMs = sorted(streams.map((s) => s.endedAt! - sent))
@@ -71,7 +77,8 @@ export const runEmergency = async (target: Target): Promise<EmergencyRound> => {
     answeredMs,
     lastDoneMs: Math.max(...streams.map((s) => s.doneAt! - sent)),
     lastEndMs: endedMs.at(-1)!,
-    endedMs
+    endedMs,
+    cpuMs: (after.cpuMicros - before.cpuMicros) / 1000
   }
 }
 
