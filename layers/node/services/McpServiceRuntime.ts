@@ -24,6 +24,7 @@ import {
   Ref,
   Scope
 } from "effect"
+import * as Deadlines from "./Deadlines.js"
 import {
   type ServiceCallError,
   ServiceToolNotOffered,
@@ -100,6 +101,8 @@ export const make = (options: Options) => Effect.gen(function*() {
   // Starts and the stopping of replaced services: fibers the layer's scope waits for.
   const background = yield* FiberSet.make()
   const ids = yield* Ref.make(0)
+  // The calls' timeouts: one sleeper fiber in this scope, not a timer fiber per call.
+  const deadlines = yield* Deadlines.make(yield* Effect.scope)
 
   /** Takes the slot out of the map if it is still there. */
   const detach = (slot: Slot) =>
@@ -256,7 +259,8 @@ export const make = (options: Options) => Effect.gen(function*() {
       ? invoke(service, call, {
         timeout: call.timeout === undefined ? settings.callTimeout : Duration.decode(call.timeout),
         killAfter: settings.killAfter,
-        stopping: slot.stopping
+        stopping: slot.stopping,
+        deadlines
       })
       : Effect.fail(new ServiceToolNotOffered({ packageId: pkg.packageId, tool: call.tool }))
 

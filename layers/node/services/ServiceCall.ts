@@ -5,7 +5,7 @@
  */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { randomUUID } from "node:crypto"
-import { Deferred, Duration, Effect, Fiber, FiberId, Queue, Ref } from "effect"
+import { Deferred, Duration, Effect, Fiber, Queue, Ref } from "effect"
 import {
   ServiceCancelled,
   type ServiceCallError,
@@ -13,6 +13,7 @@ import {
   ServiceToolFailed
 } from "../../../services/node/ServiceErrors.js"
 import type { ServiceCall, ServiceProgress, ServiceToolResult } from "../../../services/node/ServiceRuntime.js"
+import type { Deadlines } from "./Deadlines.js"
 import { sdkTimeoutMillis, type ServiceProcess } from "./ServiceProcess.js"
 
 export interface CallOptions {
@@ -20,6 +21,8 @@ export interface CallOptions {
   readonly killAfter: Duration.Duration
   /** Set when the node is stopping this service: a call it cuts off was cancelled, not crashed. */
   readonly stopping: Ref.Ref<boolean>
+  /** Where the call's timeout is armed: the runtime's, shared by its calls. */
+  readonly deadlines: Deadlines
 }
 
 const drained = Symbol("drained")
@@ -80,10 +83,7 @@ const exchange = (
   const tool = call.tool
 
   /**
-   * The request, answered by the service or ended by the call's deadline: the timer is a fiber of its own
-   * on the Clock that ends the request the way an interruption would (abort, so the SDK sends
-   * `notifications/cancelled`) and resumes it with `expired`. One fork per call where `Effect.timeoutFail`
-   * races two fibers; whichever comes first settles the request, the other finds it settled.
+   * The request, answered by the service or ended by the call's deadline (`timed` below).
    */
   const send = (deadline: Deadline) => Effect.async<Record<string, unknown>, unknown>((resume) => {
     if (deadline.due) return resume(Effect.fail(expired))
@@ -128,21 +128,19 @@ const exchange = (
     })
   })
 
+  /**
+   * The call's deadline on the runtime's Deadlines (no fiber of its own): when it is due, it ends the request the
+   * way an interruption would (abort, so the SDK sends `notifications/cancelled`) and resumes it with `expired`;
+   * whichever comes first settles the request, the other finds it settled. Disarmed when the call ends.
+   */
   const timed = Effect.suspend(() => {
     const deadline: Deadline = { due: false, expire: undefined }
-    const timer = Effect.sleep(options.timeout).pipe(
-      Effect.zipRight(Effect.sync(() => {
+    return Effect.flatMap(
+      options.deadlines.arm(Duration.toMillis(options.timeout), () => {
         deadline.due = true
         deadline.expire?.()
-      }))
-    )
-    // Interruptible whatever the caller's region: a fork inherits its parent's flags, and a call made uninterruptible
-    // (a widget press's) left its timer deaf to the interruption below, alive for the whole timeout and holding the
-    // caller's context (its request) meanwhile: every press's request kept for 30 s, the old generation growing
-    // with them until a mark-compact (docs/decisions.md, "Widget presses: what the scavenges copy").
-    return Effect.flatMap(
-      Effect.forkDaemon(Effect.interruptible(timer)),
-      (fiber) => Effect.ensuring(send(deadline), Fiber.interruptAsFork(fiber, FiberId.none))
+      }),
+      (disarm) => Effect.ensuring(send(deadline), disarm)
     )
   })
 

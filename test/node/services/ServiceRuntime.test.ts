@@ -113,21 +113,27 @@ describe("service runtime", () => {
       expect(yield* events).toEqual(["slow:cancelled:cancelled by the node"])
     }).pipe(Effect.provide(layer())))
 
-  it.scoped("a call made in an uninterruptible region leaves no timer behind once answered", () =>
+  it.scoped("a call forks no timer of its own, and the deadlines' sleeper armed from an uninterruptible region can be interrupted", () =>
     Effect.gen(function*() {
       const runtime = yield* ServiceRuntime
-      yield* runtime.call(probe(), { tool: "read_value", input: { key: "a" } }) // the process started outside
       const supervisor = yield* Supervisor.track
-      // As a widget press calls (inside its uninterruptible claim-to-answer region): the call's timer is forked there.
-      const read = yield* Effect.uninterruptible(runtime.call(probe(), { tool: "read_value", input: { key: "a" } })).pipe(
+      // As a widget press calls (inside its uninterruptible claim-to-answer region): the first call arms the sleeper.
+      const first = yield* Effect.uninterruptible(runtime.call(probe(), { tool: "read_value", input: { key: "a" } })).pipe(
         Effect.supervised(supervisor)
       )
-      expect(read.isError).toBe(false)
-      const forked = yield* supervisor.value
-      expect(forked.length).toBeGreaterThan(0)
-      // The clock never moves here: a timer deaf to its interruption would still be running after any number of turns.
+      expect(first.isError).toBe(false)
+      const sleepers = yield* Effect.filter(yield* supervisor.value, (fiber) => Effect.map(Fiber.poll(fiber), Option.isNone))
+      expect(sleepers.length).toBeGreaterThan(0)
+      // The next calls' deadlines are later than the one the sleeper waits for: no fiber is forked for them.
+      const again = yield* Supervisor.track
+      for (let i = 0; i < 3; i++) {
+        yield* Effect.uninterruptible(runtime.call(probe(), { tool: "read_value", input: { key: "a" } })).pipe(Effect.supervised(again))
+      }
+      expect((yield* again.value).length).toBe(0)
+      // The clock never moves here: a sleeper deaf to interruption would still be running after any number of turns.
+      for (const fiber of sleepers) yield* Fiber.interruptFork(fiber)
       yield* Effect.repeatN(Effect.yieldNow(), 20)
-      const running = yield* Effect.filter(forked, (fiber) => Effect.map(Fiber.poll(fiber), Option.isNone))
+      const running = yield* Effect.filter(sleepers, (fiber) => Effect.map(Fiber.poll(fiber), Option.isNone))
       expect(running.length).toBe(0)
     }).pipe(Effect.provide(layer())))
 
