@@ -41,6 +41,15 @@ export const DatabaseUrlConfig = Config.redacted("MARKETPLACE_DATABASE").pipe(
 
 const names = { transformResultNames: String.snakeToCamel, transformQueryNames: String.camelToSnake }
 
+/**
+ * SQLite's page cache, in KiB when negative: 32 MiB instead of SQLite's 2 MiB. A two-word search scores each of its
+ * few hundred matches through the search table's per-package index (SqlRelevance.ts, `termWeight`); with 2 MiB,
+ * searches for other words in between pushed those pages out and every lookup went back to the file: 5.9 ms per
+ * search rotating over five word pairs at 100,000 packages against 2.4 ms with 32 MiB (today's FTS5 `bm25` SQL
+ * 2.4-2.8 ms either way). The cache grows only as pages are read.
+ */
+const sqlitePageCache = -32768
+
 const sqliteClient = (filename: string) =>
   Layer.unwrapEffect(
     Effect.sync(() => {
@@ -50,7 +59,9 @@ const sqliteClient = (filename: string) =>
   ).pipe(
     Layer.tap((context) =>
       SqlClient.SqlClient.pipe(
-        Effect.flatMap((sql) => Effect.all([sql`PRAGMA foreign_keys = ON`, sql`PRAGMA busy_timeout = 5000`])),
+        Effect.flatMap((sql) =>
+          Effect.all([sql`PRAGMA foreign_keys = ON`, sql`PRAGMA busy_timeout = 5000`, sql.unsafe(`PRAGMA cache_size = ${sqlitePageCache}`)])
+        ),
         Effect.provide(context),
         Effect.orDie
       )
