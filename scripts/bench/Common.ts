@@ -11,13 +11,17 @@ export const root = fileURLToPath(new URL("../../", import.meta.url))
 export const log = (line: string) => console.log(line)
 
 /** A positive integer from the environment, or `fallback` when unset. */
-export const positiveInt = (name: string, fallback: number): number => {
+/** A whole-number setting of at least `min`, or `fallback` when unset. */
+const intAtLeast = (min: number, what: string) => (name: string, fallback: number): number => {
   const raw = process.env[name]
   if (raw === undefined || raw === "") return fallback
   const value = Number(raw)
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be ${what}, got ${JSON.stringify(raw)}`)
   return value
 }
+
+export const positiveInt = intAtLeast(1, "a positive integer")
+export const nonNegativeInt = intAtLeast(0, "a whole number, 0 or more")
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 

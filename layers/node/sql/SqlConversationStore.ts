@@ -1,5 +1,5 @@
 /** ConversationStore on the node's SQLite database. */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Layer, Option } from "effect"
 import type { Block, MessageStatus, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel, Surface } from "../../../schema/node/Security.js"
@@ -175,11 +175,11 @@ export const make = Effect.gen(function*() {
 
   /** Changes a message under a new revision and returns it as changed; the caller provides the transaction. */
   const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
-    Effect.gen(function*() {
-      const { rev, update } = yield* patchUpdate(conversationId, messageId, patch)
-      const [row] = yield* sql<Row>`${update} RETURNING *`
-      return { entry: toEntry(row!), last: rev }
-    })
+    Effect.flatMap(patchUpdate(conversationId, messageId, patch), saved)
+
+  /** Runs a patch's UPDATE and answers the message as saved, with the revision it took. */
+  const saved = ({ rev, update }: { readonly rev: number; readonly update: Statement.Statement<unknown> }) =>
+    Effect.map(sql<Row>`${update} RETURNING *`, ([row]) => ({ entry: toEntry(row!), last: rev }))
 
   const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
     inTransaction(applyPatch(conversationId, messageId, patch)).pipe(Effect.orDie)
@@ -256,15 +256,12 @@ export const make = Effect.gen(function*() {
       for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
         const taken = revs?.get(conversationId)
         if (revs !== undefined && taken === undefined) return yield* Effect.dieMessage(`No conversation ${conversationId}`)
-        const { rev, update } = taken === undefined
+        const patched = taken === undefined
           ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
           : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
         // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
-        if (close === undefined) yield* update
-        else {
-          const [row] = yield* sql<Row>`${update} RETURNING *`
-          closing.push(eventRow(taskId, close({ entry: toEntry(row!), last: rev })))
-        }
+        if (close === undefined) yield* patched.update
+        else closing.push(eventRow(taskId, close(yield* saved(patched))))
       }
       yield* insertEvents(closing)
     })).pipe(Effect.orDie)

@@ -58,7 +58,7 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
    * Every conversation, without a fiber each (a fork per conversation, 200 for the emergency stop's 200 turns, was
    * a good part of its work): a lock that is free, as it nearly always is, is taken on this fiber; a conversation
    * whose lock is held (a start committing) or whose state was replaced meanwhile is stopped as `stop` does, side by
-   * side with the others. Then every turn is interrupted at once, and their ends awaited.
+   * side with the interruption of every other turn (all at once), not after their ends.
    */
   const stopEverything = (note: string) =>
     Effect.gen(function*() {
@@ -78,8 +78,14 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
         if (turn?.fiber !== undefined) fibers.push(turn.fiber)
         stopped.push({ turns: turn === undefined ? 0 : 1, waiting })
       }
-      const others = yield* Effect.forEach(busy, (id) => stopConversation(id, note), { concurrency: "unbounded" })
-      yield* Fiber.interruptAll(fibers)
+      const interrupted = Fiber.interruptAll(fibers)
+      const others: ReadonlyArray<Stopped> = busy.length === 0
+        ? yield* Effect.as(interrupted, [])
+        : yield* Effect.zipLeft(
+          Effect.forEach(busy, (id) => stopConversation(id, note), { concurrency: "unbounded" }),
+          interrupted,
+          { concurrent: true }
+        )
       return stoppedTotals([...stopped, ...others])
     })
 

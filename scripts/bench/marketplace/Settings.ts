@@ -1,6 +1,6 @@
 /** Settings of `npm run bench:marketplace` (read from the environment; see scripts/bench/marketplace.ts) and small helpers. */
 import pg from "pg"
-import { percentile, positiveInt } from "../Common.js"
+import { nonNegativeInt, percentile, positiveInt } from "../Common.js"
 
 export const full = process.env.BENCH_FULL === "1"
 
@@ -78,13 +78,7 @@ export const warmupSeconds = 3
  * today's search SQL against 72-89 ms in the 5-second runs around it; PostgreSQL read no block from disk in any of
  * them). The target is a p99 under sustained load, not the first second after a pause the bench itself makes.
  */
-export const runWarmupSeconds = (() => {
-  const raw = process.env.BENCH_RUN_WARMUP
-  if (raw === undefined || raw.trim() === "") return 1
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 0) throw new Error(`BENCH_RUN_WARMUP: a whole number of seconds, not ${raw}`)
-  return value
-})()
+export const runWarmupSeconds = nonNegativeInt("BENCH_RUN_WARMUP", 1)
 
 // ---------------------------------------------------------------------------
 // Small helpers
