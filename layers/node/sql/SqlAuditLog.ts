@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer } from "effect"
 import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
+import { execute } from "./InTransaction.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -18,7 +19,7 @@ export const make = Effect.gen(function*() {
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
   return AuditLog.of({
     append: (entry) =>
-      Effect.flatMap(now, (at) => sql`INSERT INTO audit_log ${sql.insert(row(at, entry))}`).pipe(Effect.asVoid, Effect.orDie),
+      Effect.flatMap(now, (at) => execute(sql`INSERT INTO audit_log ${sql.insert(row(at, entry))}`)).pipe(Effect.asVoid, Effect.orDie),
     // One multi-row INSERT: one statement, and one update of the AUTOINCREMENT counter, for all of them.
     appendAll: (entries) =>
       entries.length === 0

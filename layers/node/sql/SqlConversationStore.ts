@@ -11,6 +11,7 @@ import {
   type StoredEvent
 } from "../../../services/node/ConversationStore.js"
 import { num, type Row, str, strOrNull } from "./Columns.js"
+import { execute } from "./InTransaction.js"
 import * as SqlQuestions from "./SqlQuestions.js"
 
 const toEntry = (row: Row): TimelineEntry => ({
@@ -48,7 +49,7 @@ export const make = Effect.gen(function*() {
 
   /** Takes the next revision of a conversation. */
   const bump = (conversationId: string) =>
-    sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`.pipe(
+    execute(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`).pipe(
       Effect.map(([row]) => num(row!.rev))
     )
 
@@ -97,8 +98,8 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const at = yield* now
       const count = messages.length
-      const [taken] = yield* sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
-        updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`
+      const [taken] = yield* execute(sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
+        updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`)
       if (taken === undefined) return []
       const firstRev = num(taken!.rev) - count + 1
       const firstSeq = num(taken!.nextSeq) - count + 1
@@ -119,7 +120,7 @@ export const make = Effect.gen(function*() {
           updatedAt: at
         })
       }
-      yield* sql`INSERT INTO messages ${
+      yield* execute(sql`INSERT INTO messages ${
         sql.insert(entries.map((entry, i) => ({
           id: entry.messageId,
           conversationId,
@@ -136,7 +137,7 @@ export const make = Effect.gen(function*() {
           createdAt: at,
           updatedAt: at
         })))
-      }`
+      }`)
       return entries
     })
 
@@ -159,7 +160,7 @@ export const make = Effect.gen(function*() {
     if (patch.note !== undefined) set.note = patch.note
     if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
     if (patch.taskId !== undefined) set.taskId = patch.taskId
-    return sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
+    return sql<Row>`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
   }
 
   /**
@@ -178,8 +179,8 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(patchUpdate(conversationId, messageId, patch), saved)
 
   /** Runs a patch's UPDATE and answers the message as saved, with the revision it took. */
-  const saved = ({ rev, update }: { readonly rev: number; readonly update: Statement.Statement<unknown> }) =>
-    Effect.map(sql<Row>`${update} RETURNING *`, ([row]) => ({ entry: toEntry(row!), last: rev }))
+  const saved = ({ rev, update }: { readonly rev: number; readonly update: Statement.Statement<Row> }) =>
+    Effect.map(execute(sql<Row>`${update} RETURNING *`), ([row]) => ({ entry: toEntry(row!), last: rev }))
 
   const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
     inTransaction(applyPatch(conversationId, messageId, patch)).pipe(Effect.orDie)
@@ -221,7 +222,7 @@ export const make = Effect.gen(function*() {
           at += size
         }
       }
-      return Effect.forEach(chunks, (chunk) => sql`INSERT INTO turn_events ${sql.insert(chunk)}`, { discard: true })
+      return Effect.forEach(chunks, (chunk) => execute(sql`INSERT INTO turn_events ${sql.insert(chunk)}`), { discard: true })
     })
 
   const eventRow = (taskId: string, event: StoredEvent) => ({
@@ -239,7 +240,7 @@ export const make = Effect.gen(function*() {
     conversationIds.length < 2 || new Set(conversationIds).size < conversationIds.length
       ? Effect.succeed(undefined)
       : Effect.map(
-        sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE ${sql.in("id", conversationIds)} RETURNING id, rev`,
+        execute(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE ${sql.in("id", conversationIds)} RETURNING id, rev`),
         (rows) => new Map(rows.map((row) => [str(row.id), num(row.rev)]))
       )
 
@@ -260,7 +261,7 @@ export const make = Effect.gen(function*() {
           ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
           : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
         // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
-        if (close === undefined) yield* patched.update
+        if (close === undefined) yield* execute(patched.update)
         else closing.push(eventRow(taskId, close(yield* saved(patched))))
       }
       yield* insertEvents(closing)
