@@ -106,7 +106,7 @@ describe("a unit's statements on its transaction's connection", () => {
 })
 
 describe("a commit group when the layer closes", () => {
-  it.effect("is rolled back: its members learn it and nothing of it is stored; the database takes writes again", () => {
+  it.effect("is rolled back: its members learn it and nothing of it is stored; later units are refused", () => {
     const { committed, file, layer } = database()
     return Effect.gen(function*() {
       const scope = yield* Scope.make()
@@ -131,6 +131,9 @@ describe("a commit group when the layer closes", () => {
         db.close()
       }
       expect(committed()).toEqual(["after"])
+      // A unit that arrives after the close is refused as interrupted, not left waiting for a group that never runs.
+      const late = yield* Effect.exit(transactions.atomically(Effect.void))
+      expect(Exit.isInterrupted(late)).toBe(true)
     })
   })
 })

@@ -44,6 +44,9 @@ export const make = Effect.gen(function*() {
    */
   const groups = yield* FiberSet.make<void>()
   const runGroupFiber = yield* FiberSet.runtime(groups)<never>()
+  /** Set as the layer closes, before its groups are interrupted: the set would run nothing more. */
+  let closed = false
+  yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
   let current: Group | undefined
 
   /**
@@ -152,7 +155,11 @@ export const make = Effect.gen(function*() {
       else {
         const group: Group = { members: [member], open: true }
         current = group
-        runGroupFiber(runGroup(group), { scheduler: Scheduler.defaultScheduler })
+        // After the layer closed, the set runs nothing: the group is refused as an interrupted one would be.
+        if (closed) {
+          current = undefined
+          Deferred.unsafeDone(outcome, Exit.interrupt(fiber.id()))
+        } else runGroupFiber(runGroup(group), { scheduler: Scheduler.defaultScheduler })
       }
       // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is committed
       // or undone, so nothing else of its conversation runs before it; the group ends in any case.
