@@ -15,10 +15,18 @@ import { Transactions } from "../../services/node/Transactions.js"
 import { Database } from "../support/NodeFixtures.js"
 import * as NodeServer from "../support/NodeServer.js"
 
-/** A database file with one table, named as the node names columns, and a second connection that sees only commits. */
-const database = () => {
+/**
+ * A database file with one table and a second connection that sees only commits. `names`: the client names columns
+ * as the node's does; without, it leaves them as SQL has them, so rows that come back in camelCase were read by
+ * `execute` on the connection (its rows are named by Names.ts), not by the client's statement.
+ */
+const database = (names = true) => {
   const file = path.join(NodeServer.makeDataDir(), "units.db")
-  const client = SqliteClient.layer({ filename: file, transformResultNames: Names.resultNames, transformQueryNames: Names.queryNames })
+  const client = SqliteClient.layer({
+    filename: file,
+    transformQueryNames: Names.queryNames,
+    ...(names ? { transformResultNames: Names.resultNames } : {})
+  })
   const schema = Layer.effectDiscard(Effect.orDie(Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`CREATE TABLE IF NOT EXISTS units (unit_name TEXT PRIMARY KEY, made_at INTEGER NOT NULL)`)))
   const layer = Layer.merge(SqlTransactions.layer, schema).pipe(Layer.provideMerge(client))
@@ -61,8 +69,8 @@ describe("column names", () => {
 })
 
 describe("a unit's statements on its transaction's connection", () => {
-  it.scoped("run inside the unit, uncommitted until its COMMIT, with the client's column names", () => {
-    const { committed, layer } = database()
+  it.scoped("run on the unit's connection with tracing off: inside the unit, uncommitted until its COMMIT", () => {
+    const { committed, layer } = database(false)
     return Effect.gen(function*() {
       const transactions = yield* Transactions
       const sql = yield* SqlClient.SqlClient
@@ -70,11 +78,13 @@ describe("a unit's statements on its transaction's connection", () => {
         yield* execute(sql`INSERT INTO units ${sql.insert({ unitName: "a", madeAt: 1 })}`)
         const rows = yield* execute(sql<{ unitName: string; madeAt: number }>`SELECT unit_name, made_at FROM units`)
         return { rows, committedThen: committed() }
-      }).pipe(Effect.orDie)).pipe(Effect.withTracerEnabled(false))
+      }).pipe(Effect.orDie))
       expect(seen.rows).toEqual([{ unitName: "a", madeAt: 1 }])
       expect(seen.committedThen).toEqual([])
       expect(committed()).toEqual(["a"])
-    }).pipe(Effect.provide(layer))
+      // Outside a unit, the client's own statement: its rows as SQL names them.
+      expect(yield* Effect.orDie(execute(sql`SELECT unit_name FROM units`))).toEqual([{ unit_name: "a" }])
+    }).pipe(Effect.provide(layer), Effect.withTracerEnabled(false))
   })
 
   it.scoped("run as @effect/sql runs them, each with its span, outside a transaction or with tracing on", () => {
@@ -89,6 +99,21 @@ describe("a unit's statements on its transaction's connection", () => {
       expect(names.filter((name) => name === "sql.execute")).toHaveLength(2)
       expect(committed()).toEqual(["alone", "traced"])
     }).pipe(Effect.provide(layer))
+  })
+
+  it.scoped("with tracing on, a commit group is a sql.transaction span and its statements have theirs", () => {
+    const { committed, layer } = database()
+    return Effect.gen(function*() {
+      const { names, tracer } = recording(yield* Effect.tracer)
+      yield* Effect.gen(function*() {
+        const transactions = yield* Transactions
+        const sql = yield* SqlClient.SqlClient
+        yield* Effect.orDie(transactions.atomically(execute(sql`INSERT INTO units ${sql.insert({ unitName: "grouped", madeAt: 3 })}`)))
+      }).pipe(Effect.provide(layer), Effect.withTracer(tracer), Effect.withTracerEnabled(true))
+      expect(names).toContain("sql.transaction")
+      expect(names).toContain("sql.execute")
+      expect(committed()).toEqual(["grouped"])
+    })
   })
 
   it.scoped("fail with the driver's SqlError", () => {

@@ -7,7 +7,7 @@
  * (docs/decisions.md, "Group commit of turn starts").
  */
 import { type SqlConnection, SqlClient, SqlError } from "@effect/sql"
-import { Context, Deferred, Effect, Exit, FiberSet, Layer, Scheduler } from "effect"
+import { Context, Deferred, Effect, Exit, FiberRef, FiberSet, Layer, Scheduler } from "effect"
 import { Transactions } from "../../../services/node/Transactions.js"
 
 /** One unit of work waiting for its group: the effect and its caller's services, and where its outcome goes. */
@@ -48,6 +48,13 @@ export const make = Effect.gen(function*() {
   let closed = false
   yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
   let current: Group | undefined
+  /**
+   * With tracing on (CLARK_TRACING, the layer built as configured), a group is a `sql.transaction` span, as
+   * `withTransaction` made; off, no span is made at all.
+   */
+  const tracing = yield* FiberRef.get(FiberRef.currentTracerEnabled)
+  const traced = <A, E>(effect: Effect.Effect<A, E>) =>
+    tracing ? Effect.withSpan(effect, "sql.transaction", { kind: "client", captureStackTrace: false }) : effect
 
   /**
    * `body` in one transaction on the connection, which it holds meanwhile, as `sql.withTransaction` does for a
@@ -121,7 +128,7 @@ export const make = Effect.gen(function*() {
   const runGroup = (group: Group) =>
     Effect.gen(function*() {
       const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
-      yield* orDieSql(transaction((connection) =>
+      yield* traced(orDieSql(transaction((connection) =>
         Effect.gen(function*() {
           for (let next = 0; next < group.members.length; next++) {
             const member = group.members[next]!
@@ -131,7 +138,7 @@ export const make = Effect.gen(function*() {
           group.open = false
           if (current === group) current = undefined
         })
-      ))
+      )))
       for (const [member, exit] of done) yield* Deferred.done(member.outcome, exit)
     }).pipe(
       Effect.onExit((exit) =>
