@@ -1,6 +1,7 @@
 /** WidgetPressLog on the node's SQLite database; rows decoded with Schemas. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Schema } from "effect"
+import * as Direct from "./Direct.js"
 import { type PressRecord, type SemanticDescription, WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
 
 const Answer = Schema.Union(
@@ -32,6 +33,8 @@ export const toRecord = (row: typeof PressRow.Type): PressRecord =>
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // A press's claim and its answer: without the client's per-statement span (Direct.ts).
+  const run = Direct.runner(sql)
   const semanticRows = Schema.decodeUnknown(Schema.Array(SemanticRow))
 
   const described = (conversationId: string, instanceId: string) =>
@@ -52,16 +55,16 @@ export const make = Effect.gen(function*() {
   return WidgetPressLog.of({
     claim: (press) =>
       Effect.gen(function*() {
-        const inserted = yield* sql`INSERT INTO widget_presses ${sql.insert({ ...press, status: "running", answer: null })}
-          ON CONFLICT DO NOTHING RETURNING instance_id`
+        const inserted = yield* run(sql`INSERT INTO widget_presses ${sql.insert({ ...press, status: "running", answer: null })}
+          ON CONFLICT DO NOTHING RETURNING instance_id`)
         return inserted.length === 1 ? Option.none() : yield* get(press.instanceId, press.invocationId)
       }).pipe(Effect.orDie),
     get,
     // The answer is a typed value built by the press (or a refusal's encoded fields): written as JSON without
     // walking the Answer schema again; it is decoded with that schema when read.
     answer: (instanceId, invocationId, answer) =>
-      sql`UPDATE widget_presses SET status = 'answered', answer = ${JSON.stringify(answer)}
-        WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId} AND status = 'running'`.pipe(
+      run(sql`UPDATE widget_presses SET status = 'answered', answer = ${JSON.stringify(answer)}
+        WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId} AND status = 'running'`).pipe(
         Effect.asVoid,
         Effect.orDie
       ),
