@@ -1,8 +1,7 @@
 /**
- * Hot statements without the client's span (layers/node/sql/Direct.ts): they run where the client's own statement
- * would (the open transaction's connection, else the client's permit), with the client's name transforms, and with
- * tracing on they are the client's statements, span and all. On a real SQLite file, a second connection reading
- * only what is committed.
+ * Statements in a unit without the client's span (layers/node/sql/Direct.ts): inside a transaction they run on its
+ * connection, with the client's name transforms; outside one, and with tracing on, they are the client's own
+ * statements (its permit, its span). On a real SQLite file, a second connection reading only what is committed.
  */
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
@@ -34,7 +33,7 @@ const database = () => {
 
 const insert = (name: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.orDie(Direct.runner(sql)(sql`INSERT INTO units ${sql.insert({ unitName: name, unitSize: name.length })}`)))
+    Effect.orDie(Direct.run(sql`INSERT INTO units ${sql.insert({ unitName: name, unitSize: name.length })}`)))
 
 /** As the node runs them with tracing off (its default, CLARK_TRACING). */
 const untraced = Effect.withTracerEnabled(false)
@@ -44,8 +43,9 @@ describe("statements without their span", () => {
     const { layer } = database()
     return Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      yield* insert("alpha")
-      const rows = yield* Direct.runner(sql)(sql`SELECT unit_name, unit_size FROM units`)
+      const rows = yield* sql.withTransaction(
+        Effect.zipRight(insert("alpha"), Direct.run(sql`SELECT unit_name, unit_size FROM units`))
+      )
       expect(rows).toEqual([{ unitName: "alpha", unitSize: 5 }])
     }).pipe(untraced, Effect.provide(layer))
   })
@@ -98,10 +98,11 @@ describe("statements without their span", () => {
         },
         context: (f, fiber) => base.context(f, fiber)
       })
-      yield* insert("off").pipe(Effect.withTracer(recording), untraced)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.withTransaction(insert("off")).pipe(Effect.withTracer(recording), untraced)
       expect(names).toEqual([])
-      yield* insert("on").pipe(Effect.withTracer(recording), Effect.withTracerEnabled(true))
-      expect(names).toEqual(["sql.execute"])
+      yield* sql.withTransaction(insert("on")).pipe(Effect.withTracer(recording), Effect.withTracerEnabled(true))
+      expect(names).toEqual(["sql.transaction", "sql.execute"])
     }).pipe(Effect.provide(layer))
   })
 })

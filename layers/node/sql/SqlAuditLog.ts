@@ -6,8 +6,8 @@ import * as Direct from "./Direct.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // Appends are on every press's and every tool call's path: without the client's per-statement span (Direct.ts).
-  const run = Direct.runner(sql)
+  // Appends in a unit (a press's closing one, a turn's): without the client's per-statement span (Direct.ts).
+  const run = Direct.run
   const row = (at: string, entry: AuditEntry) => ({
     at,
     kind: entry.kind,

@@ -33,8 +33,8 @@ const toEntry = (row: Row): TimelineEntry => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // A new message's two statements (every turn start and widget press): without the client's span (Direct.ts).
-  const run = Direct.runner(sql)
+  // A new message's two statements, in a unit (every turn start and widget press): without the client's span (Direct.ts).
+  const run = Direct.run
   // What DateTime.formatIso writes for a UTC instant, without making a DateTime first: every message and audit
   // entry takes one, a start two.
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())

@@ -83,8 +83,6 @@ const encodeState = Schema.encode(Schema.parseJson(Schema.Unknown))
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // A press's read and its revision move: without the client's per-statement span (Direct.ts).
-  const run = Direct.runner(sql)
   const decoded = new Map<string, { readonly text: string; readonly instance: WidgetInstance }>()
 
   /** One row as an instance: decoded with the Row schema unless its stored text is the one decoded last time. */
@@ -119,10 +117,10 @@ export const make = Effect.gen(function*() {
   /** The instance and the earlier press of this invocation id, if any, in one statement (a LEFT JOIN). */
   const forPress: WidgetInstances["Type"]["forPress"] = (conversationId, instanceId, invocationId) =>
     Effect.gen(function*() {
-      const [raw] = yield* run(sql<Record<string, unknown>>`SELECT ${columns}, p.status AS press_status,
+      const [raw] = yield* sql<Record<string, unknown>>`SELECT ${columns}, p.status AS press_status,
         p.answer AS press_answer FROM widget_instances i LEFT JOIN widget_presses p
         ON p.instance_id = i.id AND p.invocation_id = ${invocationId}
-        WHERE i.id = ${instanceId} AND i.conversation_id = ${conversationId}`)
+        WHERE i.id = ${instanceId} AND i.conversation_id = ${conversationId}`
       if (raw === undefined) return Option.none()
       const { pressAnswer, pressStatus, ...row } = raw
       const instance = yield* instanceOf(row)
@@ -168,7 +166,8 @@ export const make = Effect.gen(function*() {
       rows(sql`SELECT ${columns} FROM widget_instances i WHERE i.conversation_id = ${conversationId}
         ORDER BY i.placed_at, i.id`),
     advance: (conversationId, instanceId) =>
-      run(sql`UPDATE widget_instances SET revision = revision + 1 WHERE id = ${instanceId}
+      // In a press's closing unit: without the client's per-statement span (Direct.ts).
+      Direct.run(sql`UPDATE widget_instances SET revision = revision + 1 WHERE id = ${instanceId}
         AND conversation_id = ${conversationId} RETURNING revision`).pipe(
         Effect.flatMap(decodeRevisions),
         Effect.map((list) => list[0]?.revision ?? 0),

@@ -33,8 +33,6 @@ export const toRecord = (row: typeof PressRow.Type): PressRecord =>
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // A press's claim and its answer: without the client's per-statement span (Direct.ts).
-  const run = Direct.runner(sql)
   const semanticRows = Schema.decodeUnknown(Schema.Array(SemanticRow))
 
   const described = (conversationId: string, instanceId: string) =>
@@ -55,15 +53,16 @@ export const make = Effect.gen(function*() {
   return WidgetPressLog.of({
     claim: (press) =>
       Effect.gen(function*() {
-        const inserted = yield* run(sql`INSERT INTO widget_presses ${sql.insert({ ...press, status: "running", answer: null })}
-          ON CONFLICT DO NOTHING RETURNING instance_id`)
+        const inserted = yield* sql`INSERT INTO widget_presses ${sql.insert({ ...press, status: "running", answer: null })}
+          ON CONFLICT DO NOTHING RETURNING instance_id`
         return inserted.length === 1 ? Option.none() : yield* get(press.instanceId, press.invocationId)
       }).pipe(Effect.orDie),
     get,
     // The answer is a typed value built by the press (or a refusal's encoded fields): written as JSON without
     // walking the Answer schema again; it is decoded with that schema when read.
+    // In the press's closing unit: without the client's per-statement span (Direct.ts).
     answer: (instanceId, invocationId, answer) =>
-      run(sql`UPDATE widget_presses SET status = 'answered', answer = ${JSON.stringify(answer)}
+      Direct.run(sql`UPDATE widget_presses SET status = 'answered', answer = ${JSON.stringify(answer)}
         WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId} AND status = 'running'`).pipe(
         Effect.asVoid,
         Effect.orDie
