@@ -11,6 +11,7 @@ import {
   type StoredEvent
 } from "../../../services/node/ConversationStore.js"
 import { num, type Row, str, strOrNull } from "./Columns.js"
+import * as Direct from "./Direct.js"
 import * as SqlQuestions from "./SqlQuestions.js"
 
 const toEntry = (row: Row): TimelineEntry => ({
@@ -32,6 +33,8 @@ const toEntry = (row: Row): TimelineEntry => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // A new message's two statements, in a unit (every turn start and widget press): without the client's span (Direct.ts).
+  const run = Direct.run
   // What DateTime.formatIso writes for a UTC instant, without making a DateTime first: every message and audit
   // entry takes one, a start two.
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
@@ -97,8 +100,8 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const at = yield* now
       const count = messages.length
-      const [taken] = yield* sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
-        updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`
+      const [taken] = yield* run(sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
+        updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`)
       if (taken === undefined) return []
       const firstRev = num(taken!.rev) - count + 1
       const firstSeq = num(taken!.nextSeq) - count + 1
@@ -119,7 +122,7 @@ export const make = Effect.gen(function*() {
           updatedAt: at
         })
       }
-      yield* sql`INSERT INTO messages ${
+      yield* run(sql`INSERT INTO messages ${
         sql.insert(entries.map((entry, i) => ({
           id: entry.messageId,
           conversationId,
@@ -136,7 +139,7 @@ export const make = Effect.gen(function*() {
           createdAt: at,
           updatedAt: at
         })))
-      }`
+      }`)
       return entries
     })
 
