@@ -1,9 +1,7 @@
 /**
- * How the node's database names columns: snake_case in SQL, camelCase in the rows the stores read. One place for
- * both, since statements run on a transaction's connection directly (InTransaction.ts) transform their rows here
- * rather than through the client.
+ * How the node's database names columns: snake_case in SQL, camelCase in the rows the stores read; the client and
+ * the statements run on a transaction's connection (Direct.ts) use these.
  */
-import { Statement } from "@effect/sql"
 import { String } from "effect"
 
 /**
@@ -26,6 +24,3 @@ const remembered = (f: (name: string) => string, max = 1024) => {
 
 export const resultNames = remembered(String.snakeToCamel)
 export const queryNames = remembered(String.camelToSnake)
-
-/** The rows a statement answers, with their columns named as the client names them. */
-export const transformRows = Statement.defaultTransforms(resultNames).array

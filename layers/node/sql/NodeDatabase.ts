@@ -19,6 +19,7 @@ import jobs from "./migrations/0012_jobs.js"
 import artifactStarters from "./migrations/0014_artifact_starters.js"
 import offeredActions from "./migrations/0015_offered_actions.js"
 import artifactTotals from "./migrations/0016_artifact_totals.js"
+import * as Direct from "./Direct.js"
 import * as Names from "./Names.js"
 import * as WalCheckpoints from "./WalCheckpoints.js"
 
@@ -61,7 +62,7 @@ export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
         fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 })
         return SqliteClient.layer({
           filename: path.join(dataDir, "node.db"),
-          transformResultNames: Names.resultNames,
+          transformResultNames: Direct.resultNames,
           transformQueryNames: Names.queryNames
         })
       }))

@@ -2,10 +2,12 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer } from "effect"
 import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
-import { execute } from "./InTransaction.js"
+import * as Direct from "./Direct.js"
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // Appends in a unit (a press's closing one, a turn's): without the client's per-statement span (Direct.ts).
+  const run = Direct.run
   const row = (at: string, entry: AuditEntry) => ({
     at,
     kind: entry.kind,
@@ -19,12 +21,12 @@ export const make = Effect.gen(function*() {
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
   return AuditLog.of({
     append: (entry) =>
-      Effect.flatMap(now, (at) => execute(sql`INSERT INTO audit_log ${sql.insert(row(at, entry))}`)).pipe(Effect.asVoid, Effect.orDie),
+      Effect.flatMap(now, (at) => run(sql`INSERT INTO audit_log ${sql.insert(row(at, entry))}`)).pipe(Effect.asVoid, Effect.orDie),
     // One multi-row INSERT: one statement, and one update of the AUTOINCREMENT counter, for all of them.
     appendAll: (entries) =>
       entries.length === 0
         ? Effect.void
-        : Effect.flatMap(now, (at) => sql`INSERT INTO audit_log ${sql.insert(entries.map((entry) => row(at, entry)))}`).pipe(
+        : Effect.flatMap(now, (at) => run(sql`INSERT INTO audit_log ${sql.insert(entries.map((entry) => row(at, entry)))}`)).pipe(
           Effect.asVoid,
           Effect.orDie
         ),

@@ -11,7 +11,7 @@ import {
   type StoredEvent
 } from "../../../services/node/ConversationStore.js"
 import { num, type Row, str, strOrNull } from "./Columns.js"
-import { execute } from "./InTransaction.js"
+import * as Direct from "./Direct.js"
 import * as SqlQuestions from "./SqlQuestions.js"
 
 const toEntry = (row: Row): TimelineEntry => ({
@@ -33,6 +33,9 @@ const toEntry = (row: Row): TimelineEntry => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // A new message's two statements and a checkpoint's, in a unit (every turn start, checkpoint and widget press):
+  // without the client's span (Direct.ts).
+  const run = Direct.run
   // What DateTime.formatIso writes for a UTC instant, without making a DateTime first: every message and audit
   // entry takes one, a start two.
   const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
@@ -49,7 +52,7 @@ export const make = Effect.gen(function*() {
 
   /** Takes the next revision of a conversation. */
   const bump = (conversationId: string) =>
-    execute(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`).pipe(
+    run(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`).pipe(
       Effect.map(([row]) => num(row!.rev))
     )
 
@@ -98,7 +101,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const at = yield* now
       const count = messages.length
-      const [taken] = yield* execute(sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
+      const [taken] = yield* run(sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
         updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`)
       if (taken === undefined) return []
       const firstRev = num(taken!.rev) - count + 1
@@ -120,7 +123,7 @@ export const make = Effect.gen(function*() {
           updatedAt: at
         })
       }
-      yield* execute(sql`INSERT INTO messages ${
+      yield* run(sql`INSERT INTO messages ${
         sql.insert(entries.map((entry, i) => ({
           id: entry.messageId,
           conversationId,
@@ -180,7 +183,7 @@ export const make = Effect.gen(function*() {
 
   /** Runs a patch's UPDATE and answers the message as saved, with the revision it took. */
   const saved = ({ rev, update }: { readonly rev: number; readonly update: Statement.Statement<Row> }) =>
-    Effect.map(execute(sql<Row>`${update} RETURNING *`), ([row]) => ({ entry: toEntry(row!), last: rev }))
+    Effect.map(run(sql<Row>`${update} RETURNING *`), ([row]) => ({ entry: toEntry(row!), last: rev }))
 
   const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
     inTransaction(applyPatch(conversationId, messageId, patch)).pipe(Effect.orDie)
@@ -222,7 +225,7 @@ export const make = Effect.gen(function*() {
           at += size
         }
       }
-      return Effect.forEach(chunks, (chunk) => execute(sql`INSERT INTO turn_events ${sql.insert(chunk)}`), { discard: true })
+      return Effect.forEach(chunks, (chunk) => run(sql`INSERT INTO turn_events ${sql.insert(chunk)}`), { discard: true })
     })
 
   const eventRow = (taskId: string, event: StoredEvent) => ({
@@ -240,7 +243,7 @@ export const make = Effect.gen(function*() {
     conversationIds.length < 2 || new Set(conversationIds).size < conversationIds.length
       ? Effect.succeed(undefined)
       : Effect.map(
-        execute(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE ${sql.in("id", conversationIds)} RETURNING id, rev`),
+        run(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE ${sql.in("id", conversationIds)} RETURNING id, rev`),
         (rows) => new Map(rows.map((row) => [str(row.id), num(row.rev)]))
       )
 
@@ -261,7 +264,7 @@ export const make = Effect.gen(function*() {
           ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
           : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
         // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
-        if (close === undefined) yield* execute(patched.update)
+        if (close === undefined) yield* run(patched.update)
         else closing.push(eventRow(taskId, close(yield* saved(patched))))
       }
       yield* insertEvents(closing)

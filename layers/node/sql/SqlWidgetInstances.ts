@@ -13,6 +13,7 @@ import {
   WidgetInstances,
   withDigests
 } from "../../../services/node/WidgetInstances.js"
+import * as Direct from "./Direct.js"
 import { PressRow, toRecord } from "./SqlWidgetPressLog.js"
 
 const Binding = Schema.Union(
@@ -165,8 +166,9 @@ export const make = Effect.gen(function*() {
       rows(sql`SELECT ${columns} FROM widget_instances i WHERE i.conversation_id = ${conversationId}
         ORDER BY i.placed_at, i.id`),
     advance: (conversationId, instanceId) =>
-      sql`UPDATE widget_instances SET revision = revision + 1 WHERE id = ${instanceId}
-        AND conversation_id = ${conversationId} RETURNING revision`.pipe(
+      // In a press's closing unit: without the client's per-statement span (Direct.ts).
+      Direct.run(sql`UPDATE widget_instances SET revision = revision + 1 WHERE id = ${instanceId}
+        AND conversation_id = ${conversationId} RETURNING revision`).pipe(
         Effect.flatMap(decodeRevisions),
         Effect.map((list) => list[0]?.revision ?? 0),
         Effect.orDie

@@ -1,6 +1,7 @@
 /** WidgetPressLog on the node's SQLite database; rows decoded with Schemas. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Option, Schema } from "effect"
+import * as Direct from "./Direct.js"
 import { type PressRecord, type SemanticDescription, WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
 
 const Answer = Schema.Union(
@@ -59,9 +60,10 @@ export const make = Effect.gen(function*() {
     get,
     // The answer is a typed value built by the press (or a refusal's encoded fields): written as JSON without
     // walking the Answer schema again; it is decoded with that schema when read.
+    // In the press's closing unit: without the client's per-statement span (Direct.ts).
     answer: (instanceId, invocationId, answer) =>
-      sql`UPDATE widget_presses SET status = 'answered', answer = ${JSON.stringify(answer)}
-        WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId} AND status = 'running'`.pipe(
+      Direct.run(sql`UPDATE widget_presses SET status = 'answered', answer = ${JSON.stringify(answer)}
+        WHERE instance_id = ${instanceId} AND invocation_id = ${invocationId} AND status = 'running'`).pipe(
         Effect.asVoid,
         Effect.orDie
       ),

@@ -173,6 +173,8 @@ export const paced = async (server: Server, paths: ReadonlyArray<string>, rate: 
 }
 
 const runFixedRate = async (server: Server, paths: ReadonlyArray<string>) => {
+  // The paced run comes right after the other servers' heaviest runs, which this server waited through idle.
+  if (runWarmupSeconds > 0) await paced(server, paths, settings.fixedRate, runWarmupSeconds)
   const m = await paced(server, paths, settings.fixedRate, settings.seconds)
   log(`  ${`search at ${settings.fixedRate} req/s`.padEnd(32)} ${server.label.padEnd(labelWidth)} ${describe(m)}`)
   return m

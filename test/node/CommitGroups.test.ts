@@ -1,14 +1,14 @@
 /**
- * Statements of a unit of work run on its transaction's connection (layers/node/sql/InTransaction.ts), the column
- * names remembered (Names.ts), and a commit group that the layer's closing interrupts (SqlTransactions.ts): on a
- * real SQLite file, with a second connection to see what is committed.
+ * A commit group's own transaction (layers/node/sql/SqlTransactions.ts): its members' statements on its connection
+ * (Direct.ts), its span with tracing on, the layer's closing rolling it back; and the column names remembered
+ * (Names.ts). On a real SQLite file, with a second connection to see what is committed.
  */
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope, String, Tracer } from "effect"
 import * as path from "node:path"
-import { execute } from "../../layers/node/sql/InTransaction.js"
+import { run as execute } from "../../layers/node/sql/Direct.js"
 import * as Names from "../../layers/node/sql/Names.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import { Transactions } from "../../services/node/Transactions.js"
@@ -18,7 +18,7 @@ import * as NodeServer from "../support/NodeServer.js"
 /**
  * A database file with one table and a second connection that sees only commits. `names`: the client names columns
  * as the node's does; without, it leaves them as SQL has them, so rows that come back in camelCase were read by
- * `execute` on the connection (its rows are named by Names.ts), not by the client's statement.
+ * Direct.run on the group's connection (its rows are named by Names.ts), not by the client's statement.
  */
 const database = (names = true) => {
   const file = path.join(NodeServer.makeDataDir(), "units.db")
@@ -68,8 +68,8 @@ describe("column names", () => {
   })
 })
 
-describe("a unit's statements on its transaction's connection", () => {
-  it.scoped("run on the unit's connection with tracing off: inside the unit, uncommitted until its COMMIT", () => {
+describe("a commit group's members", () => {
+  it.scoped("run their statements on the group's connection with tracing off, uncommitted until its COMMIT", () => {
     const { committed, layer } = database(false)
     return Effect.gen(function*() {
       const transactions = yield* Transactions
@@ -87,20 +87,6 @@ describe("a unit's statements on its transaction's connection", () => {
     }).pipe(Effect.provide(layer), Effect.withTracerEnabled(false))
   })
 
-  it.scoped("run as @effect/sql runs them, each with its span, outside a transaction or with tracing on", () => {
-    const { committed, layer } = database()
-    return Effect.gen(function*() {
-      const { names, tracer } = recording(yield* Effect.tracer)
-      const sql = yield* SqlClient.SqlClient
-      const traced = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.withTracer(tracer), Effect.withTracerEnabled(true))
-      yield* traced(Effect.orDie(execute(sql`INSERT INTO units ${sql.insert({ unitName: "alone", madeAt: 1 })}`)))
-      expect(names.filter((name) => name === "sql.execute")).toHaveLength(1)
-      yield* traced(Effect.orDie(sql.withTransaction(execute(sql`INSERT INTO units ${sql.insert({ unitName: "traced", madeAt: 2 })}`))))
-      expect(names.filter((name) => name === "sql.execute")).toHaveLength(2)
-      expect(committed()).toEqual(["alone", "traced"])
-    }).pipe(Effect.provide(layer))
-  })
-
   it.scoped("with tracing on, a commit group is a sql.transaction span and its statements have theirs", () => {
     const { committed, layer } = database()
     return Effect.gen(function*() {
@@ -116,7 +102,7 @@ describe("a unit's statements on its transaction's connection", () => {
     })
   })
 
-  it.scoped("fail with the driver's SqlError", () => {
+  it.scoped("fail with the driver's SqlError when a statement is refused", () => {
     const { layer } = database()
     return Effect.gen(function*() {
       const transactions = yield* Transactions
