@@ -1,14 +1,20 @@
 /**
- * `npm run bench:widgets`: what the node adds to a widget's `done` press of a read binding (issue 15, point 10),
- * beside the tool call itself, in one run and one process, the variants interleaved call by call (which goes
- * first turns with the round) so the machine's load hits them alike.
+ * `BENCH_WIDGETS_IN_PROCESS=1 npm run bench:widgets`: the reference, not the judged figure. The method bench:widgets
+ * used until 2026-11-27: the node built in this process from its layers (tsx, no bundle, without the product's V8
+ * setting of bin/v8-tuning.js), pressed from this same process, so the client's CPU and its scheduling land inside
+ * the node's figure. Kept for comparison with older figures and for profiling the press with the node's sources
+ * (`--cpu-prof`, the heap sampling below, the statement count); it prints and writes nothing to the docs.
+ * The judged figure is scripts/bench/widgets.ts's: the compiled node in a child process, the client in another.
+ *
+ * What the node adds to a widget's `done` press of a read binding beside the tool call itself, in one process,
+ * the variants interleaved call by call (which goes first turns with the round) so the machine's load hits them alike.
  *
  * The node is built in-process from its own layers (as bench:tools does), the probe service package with its
  * widget (test/node/widgets/Fixtures.ts) installed through the node's routes and placed by a scripted turn.
  *
  *   1. the tool call itself: the SDK `Client` over stdio calling `read_value` on a process of the same copy;
  *   2. the node's tool path alone: `PackageTools.call` of the same tool (what a turn's call costs);
- *   3. the press: POST /conversations/{id}/widgets/{instanceId}/actions over HTTP (fetch, person headers),
+ *   3. the press: POST /conversations/{id}/widgets/{instanceId}/actions over HTTP (node:http from this process, person headers),
  *      each with a new invocation id at the instance's current revision, answered 200 `done`.
  *
  * Each variant's CPU per call (process.cpuUsage around each call; the variants run one at a time) is printed beside
@@ -16,9 +22,9 @@
  *
  * Target: the press's p99 at most 3 ms above the tool call's. A binding allows at most 600 presses a minute, so
  * presses turn over several placed instances. Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N,
- * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md. BENCH_WIDGETS_ONLY=press
- * runs only this node's press (to profile it: `node --cpu-prof --import tsx scripts/bench/widgets.ts`, or `--trace-gc-nvp`
- * for its scavenges), writing no docs; `direct`, `path` and `baseline` run only that variant the same way.
+ * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_ONLY=press runs only this node's press (to profile it:
+ * `BENCH_WIDGETS_IN_PROCESS=1 node --cpu-prof --import tsx scripts/bench/widgets.ts`, or `--trace-gc-nvp` for its
+ * scavenges); `direct`, `path` and `baseline` run only that variant the same way.
  * BENCH_WIDGETS_HEAP=<file> samples the heap over the measured rounds (see `heapProfile` below).
  *
  * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
@@ -37,11 +43,11 @@ import * as inspector from "node:inspector"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createRequire } from "node:module"
-import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
-import { pressOf, script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
-import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
-import { checkoutBaseline, removeBaseline } from "./node/builds.js"
-import { currentModules, loadModules, type NodeModules } from "./node/modules.js"
+import { type CallContext, PackageTools } from "../../../services/node/PackageTools.js"
+import { pressOf, script, widgetProbe } from "../../../test/node/widgets/Fixtures.js"
+import { log, otherWorkCores, percentile, positiveInt } from "../Common.js"
+import { checkoutBaseline, removeBaseline } from "../node/builds.js"
+import { currentModules, loadModules, type NodeModules } from "../node/modules.js"
 
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
@@ -324,7 +330,7 @@ const main = async () => {
     const results = await Effect.runPromise(run(baseline === undefined ? undefined : await loadModules(baseline.dir)))
     const added = (press: Figures) => `${ms(press.p50 - results.toolCall.p50)} ms p50 and ${ms(press.p99 - results.toolCall.p99)} ms p99`
     const section = [
-      "## Local node: widget presses",
+      "## Local node: widget presses, in-process reference (not the judged figure)",
       "",
       `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") loaded from a temporary worktree into the same process as a second node`}; load average ${load}, other work on ${otherWork.toFixed(2)} cores${otherWork > 0.5 ? " (a loaded machine: other helpers were running)" : ""}.`,
       "",
@@ -339,7 +345,6 @@ const main = async () => {
       ""
     ].join("\n")
     console.log(`\n${section}`)
-    if (process.env.BENCH_WIDGETS_DOCS !== "0" && !pressOnly) log(`Wrote ${writeDocs("widgets", section)}`)
   } finally {
     removeBaseline()
   }
