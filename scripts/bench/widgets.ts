@@ -167,8 +167,7 @@ const main = async () => {
 
     const tool = figures(reply.samples, toolVariant)
     const presses = nodes.map((node, i) => ({ node, figures: figures(reply.samples, node.build.key), cpu: nodeCpu[i]! }))
-    const labelOf = (b: Build) =>
-      b.key === "after" ? `this checkout (${b.commit})` : `the baseline ${baselineRef} (${b.commit}, "${b.subject}")`
+    const labelOf = (b: Build) => (b.key === "after" ? `this checkout (${b.commit})` : `the baseline ${baselineRef} (${b.commit})`)
     const row = (label: string, f: Figures, nodeCpuMs: string) =>
       `| ${label} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} | ${ms(f.clientCpu)} | ${nodeCpuMs} |`
     const added = (f: Figures) => `${ms(f.p50 - tool.p50)} ms p50 and ${ms(f.p99 - tool.p99)} ms p99`
@@ -176,7 +175,7 @@ const main = async () => {
     const section = [
       "## Local node: widget presses",
       "",
-      `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call; the compiled node (\`node bin/clark.js node serve\`) as a child process, the client in another process (node:http, one kept-alive connection per node)${cores === "separate" ? `, the node${nodes.length === 1 ? "" : "s"} on CPU ${separateCpus.server} and the client on CPU ${separateCpus.driver}` : ", on shared cores"}; load average ${load}, other work on ${otherWork.toFixed(2)} cores just before the rounds${loaded}.`,
+      `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") built in a temporary worktree`}; the compiled node (\`node bin/clark.js node serve\`) as a child process, the client in another process (node:http, one kept-alive connection per node)${cores === "separate" ? `, the node${nodes.length === 1 ? "" : "s"} on CPU ${separateCpus.server} and the client on CPU ${separateCpus.driver}` : ", on shared cores"}; load average ${load}, other work on ${otherWork.toFixed(2)} cores just before the rounds${loaded}.`,
       "",
       "| variant | p50 ms | p99 ms | max ms | client CPU ms per call | node CPU ms per press |",
       "| --- | ---: | ---: | ---: | ---: | ---: |",
