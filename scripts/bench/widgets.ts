@@ -34,7 +34,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type Child, killAll, startChild, stopAll, stopChild } from "./Children.js"
-import { freePort, log, otherWorkCores, otherWorkLimit, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
+import { freePort, log, machineBusyMs, otherWorkCores, otherWorkLimit, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
 import { script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
 import { type Build, buildCurrent, checkoutBaseline, compilers, removeBaseline } from "./node/builds.js"
 import { waitHealthy } from "./node/client.js"
@@ -113,6 +113,48 @@ const startDriver = () => {
 
 const ms = (value: number) => value.toFixed(2)
 
+/** The processes under `pids`, them included (parents read from every /proc/<pid>/stat). */
+const withDescendants = (pids: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const parents = new Map<number, number>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]))
+    } catch {
+      // gone while read
+    }
+  }
+  const found = new Set(pids)
+  for (let grew = true; grew;) {
+    grew = false
+    for (const [pid, parent] of parents) {
+      if (found.has(pid) || !found.has(parent)) continue
+      found.add(pid)
+      grew = true
+    }
+  }
+  return [...found]
+}
+
+/**
+ * The machine's busy CPU and the benchmark's own (this process, the nodes, the client and their probe processes),
+ * ms, now: two readings give the cores other work took between them.
+ */
+const busyNow = (pids: ReadonlyArray<number>) => {
+  const own = process.cpuUsage()
+  return {
+    pids,
+    wall: performance.now(),
+    machine: machineBusyMs(),
+    ours: withDescendants(pids).reduce((sum, pid) => sum + procCpuMs(pid), (own.user + own.system) / 1000)
+  }
+}
+const otherWorkSince = (from: ReturnType<typeof busyNow>) => {
+  const to = busyNow(from.pids)
+  return Math.max(0, (to.machine - from.machine - (to.ours - from.ours)) / (to.wall - from.wall))
+}
+
 const tmpDirs = new Set<string>()
 
 const main = async () => {
@@ -156,26 +198,36 @@ const main = async () => {
     log(`${n} rounds of ${nodes.length + 1} variants after ${warmup} unmeasured; other work on ${otherWork.toFixed(2)} cores`)
     await driver.ask({ kind: "rounds", firstRound: 0, rounds: warmup })
     const cpuBefore = nodes.map((node) => procCpuMs(node.child.process.pid))
+    const busy = busyNow([...nodes.map((node) => node.child.process.pid!), driver.child.process.pid!])
     const measuredAt = Date.now()
     const reply = await driver.ask({ kind: "rounds", firstRound: warmup, rounds: n })
     if (reply.kind !== "samples") throw new Error(`the press client answered ${reply.kind}`)
     const nodeCpu = nodes.map((node, i) => (procCpuMs(node.child.process.pid) - cpuBefore[i]!) / n)
     const measuredMs = Date.now() - measuredAt
+    // Before the client's exit: a process gone between the readings would count as other work.
+    const otherDuring = otherWorkSince(busy)
     driver.child.process.send({ kind: "exit" } satisfies DriverMessage)
     await stopChild(driver.child)
     for (const node of nodes) await stopChild(node.child)
 
+    if (process.env.BENCH_WIDGETS_TAIL === "1") {
+      for (const node of nodes) log(`${node.child.name} output: ${node.child.output.slice(-5).join(" | ")}`)
+      for (const [key, values] of Object.entries(reply.samples.ms)) {
+        const top = values.map((v, i) => [v, i] as const).sort((a, b) => b[0] - a[0]).slice(0, 15)
+        log(`${key} slowest (ms@round): ${top.map(([v, i]) => `${v.toFixed(1)}@${i}`).join(" ")}`)
+      }
+    }
     const tool = figures(reply.samples, toolVariant)
     const presses = nodes.map((node, i) => ({ node, figures: figures(reply.samples, node.build.key), cpu: nodeCpu[i]! }))
     const labelOf = (b: Build) => (b.key === "after" ? `this checkout (${b.commit})` : `the baseline ${baselineRef} (${b.commit})`)
     const row = (label: string, f: Figures, nodeCpuMs: string) =>
       `| ${label} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} | ${ms(f.clientCpu)} | ${nodeCpuMs} |`
     const added = (f: Figures) => `${ms(f.p50 - tool.p50)} ms p50 and ${ms(f.p99 - tool.p99)} ms p99`
-    const loaded = otherWork > otherWorkLimit ? " (a loaded machine: other work was running, the figures understate what the code can do)" : ""
+    const loaded = Math.max(otherWork, otherDuring) > otherWorkLimit ? " (a loaded machine: other work was running, the figures understate what the code can do)" : ""
     const section = [
       "## Local node: widget presses",
       "",
-      `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") built in a temporary worktree`}; the compiled node (\`node bin/clark.js node serve\`) as a child process, the client in another process (node:http, one kept-alive connection per node)${cores === "separate" ? `, the node${nodes.length === 1 ? "" : "s"} on CPU ${separateCpus.server} and the client on CPU ${separateCpus.driver}` : ", on shared cores"}; load average ${load}, other work on ${otherWork.toFixed(2)} cores just before the rounds${loaded}.`,
+      `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") built in a temporary worktree`}; the compiled node (\`node bin/clark.js node serve\`) as a child process, the client in another process (node:http, one kept-alive connection per node)${cores === "separate" ? `, the node${nodes.length === 1 ? "" : "s"} on CPU ${separateCpus.server} and the client on CPU ${separateCpus.driver}` : ", on shared cores"}; load average ${load}, other work on ${otherWork.toFixed(2)} cores just before the rounds and ${otherDuring.toFixed(2)} during them${loaded}.`,
       "",
       "| variant | p50 ms | p99 ms | max ms | client CPU ms per call | node CPU ms per press |",
       "| --- | ---: | ---: | ---: | ---: | ---: |",
