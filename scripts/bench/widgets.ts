@@ -24,8 +24,10 @@
  * checks that commit out in a temporary git worktree, builds it there with its own build and starts its node the
  * same way: a second node pressed by the same client, interleaved with this checkout's, in the same run.
  *
- * Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N; BENCH_FULL=1 for 5,000), a few minutes with the
- * build(s). BENCH_WIDGETS_DOCS=0 prints without writing the section of docs/benchmarks.md. BENCH_WIDGETS_IN_PROCESS=1
+ * Defaults: 1,000 rounds (BENCH_WIDGETS_N; BENCH_FULL=1 for 5,000) after 1,000 unmeasured (BENCH_WIDGETS_WARMUP),
+ * under a minute with the build, two with a baseline's. BENCH_WIDGETS_DOCS=0 prints without writing the section of
+ * docs/benchmarks.md; BENCH_WIDGETS_TAIL=1 also prints each variant's 15 slowest calls with their rounds (a stall
+ * the variants share is the machine's). BENCH_WIDGETS_IN_PROCESS=1
  * runs instead the reference kept from the earlier method (scripts/bench/widgets/in-process.ts: node and client in
  * one process, from the sources; the tool path alone, statement counts, profiling), which writes no docs.
  */
@@ -44,7 +46,8 @@ import { type DriverMessage, type DriverReply, type Samples, toolVariant } from 
 
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
-const warmup = 100
+/** Unmeasured rounds first: after 100 the compiled node still optimised (p50 and CPU per press 0.3 ms higher). */
+const warmup = positiveInt("BENCH_WIDGETS_WARMUP", 1_000)
 const perInstance = 500
 const baselineRef = (() => {
   const raw = (process.env.BENCH_BASELINE_REF ?? "").trim()
@@ -211,7 +214,6 @@ const main = async () => {
     for (const node of nodes) await stopChild(node.child)
 
     if (process.env.BENCH_WIDGETS_TAIL === "1") {
-      for (const node of nodes) log(`${node.child.name} output: ${node.child.output.slice(-5).join(" | ")}`)
       for (const [key, values] of Object.entries(reply.samples.ms)) {
         const top = values.map((v, i) => [v, i] as const).sort((a, b) => b[0] - a[0]).slice(0, 15)
         log(`${key} slowest (ms@round): ${top.map(([v, i]) => `${v.toFixed(1)}@${i}`).join(" ")}`)
