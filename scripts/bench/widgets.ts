@@ -1,354 +1,273 @@
 /**
- * `npm run bench:widgets`: what the node adds to a widget's `done` press of a read binding (issue 15, point 10),
- * beside the tool call itself, in one run and one process, the variants interleaved call by call (which goes
- * first turns with the round) so the machine's load hits them alike.
+ * `npm run bench:widgets`: what the node adds to a widget's `done` press of a read binding beyond the tool call
+ * itself (issue 15, point 10: at most 3 ms p99), measured on the product as it runs, in one run, the variants
+ * interleaved call by call (which goes first turns with the round) so the machine's load hits them alike.
  *
- * The node is built in-process from its own layers (as bench:tools does), the probe service package with its
- * widget (test/node/widgets/Fixtures.ts) installed through the node's routes and placed by a scripted turn.
+ *   - The node: this checkout compiled (`npm run build`, as bench:node) and started as a child process,
+ *     `node bin/clark.js node serve --model scripted:<script> --data-dir … --port …`: the bundle, with the product's
+ *     V8 settings (bin/v8-tuning.js), on a fresh data dir.
+ *   - The client: another process (scripts/bench/widgets/driver.ts), as the app is; node:http over one kept-alive
+ *     connection per node, bodies made once. It installs the probe service package with its widget
+ *     (test/node/widgets/Fixtures.ts `widgetProbe`) through the node's routes and places the widgets by scripted
+ *     turns (Fixtures.ts `script`), then times each call from its request to the response's last byte.
+ *   - The variants: the tool call itself (the SDK `Client` over stdio calling `read_value` on a process of the same
+ *     package copy, started by the client) and the press, POST /conversations/{id}/widgets/{instanceId}/actions,
+ *     each with a new invocation id at the instance's current revision, answered 200 `done`. A binding allows at
+ *     most 600 presses a minute, so presses turn over several placed instances (500 presses each at most).
+ *   - Cores (BENCH_WIDGETS_CORES, default `separate` as bench:node's stream runs): the nodes on CPU 0 (their probe
+ *     processes, started after the pinning, with them), the client on CPU 1 (its probe process with it); `shared`
+ *     pins nothing.
+ *   - CPU: the client's per call (process.cpuUsage around each call) and each node's own per press (its
+ *     /proc/<pid>/stat over the measured rounds, all its threads; not its probe process's, the tool call's own).
  *
- *   1. the tool call itself: the SDK `Client` over stdio calling `read_value` on a process of the same copy;
- *   2. the node's tool path alone: `PackageTools.call` of the same tool (what a turn's call costs);
- *   3. the press: POST /conversations/{id}/widgets/{instanceId}/actions over HTTP (fetch, person headers),
- *      each with a new invocation id at the instance's current revision, answered 200 `done`.
+ * The judged figure: press p50/p99 − tool call p50/p99, on the compiled node. BENCH_BASELINE_REF=<commit> ("before")
+ * checks that commit out in a temporary git worktree, builds it there with its own build and starts its node the
+ * same way: a second node pressed by the same client, interleaved with this checkout's, in the same run.
  *
- * Each variant's CPU per call (process.cpuUsage around each call; the variants run one at a time) is printed beside
- * its wall times: on a shared machine the comparable figure.
- *
- * Target: the press's p99 at most 3 ms above the tool call's. A binding allows at most 600 presses a minute, so
- * presses turn over several placed instances. Defaults: 1,000 rounds after 100 unmeasured (BENCH_WIDGETS_N,
- * BENCH_FULL=1 for 5,000). BENCH_WIDGETS_DOCS=0 prints without writing docs/benchmarks.md. BENCH_WIDGETS_ONLY=press
- * runs only this node's press (to profile it: `node --cpu-prof --import tsx scripts/bench/widgets.ts`, or `--trace-gc-nvp`
- * for its scavenges), writing no docs; `direct`, `path` and `baseline` run only that variant the same way.
- * BENCH_WIDGETS_HEAP=<file> samples the heap over the measured rounds (see `heapProfile` below).
- *
- * BENCH_BASELINE_REF=<commit> ("before") checks that commit out in a temporary git worktree (node_modules linked,
- * removed at the end) and loads its node's modules through tsx into this process: a second node, its own module
- * graph, data dir and port, whose press is a fourth variant interleaved with the others, so before and after are
- * measured in the same run under the same load.
+ * Defaults: 1,000 rounds (BENCH_WIDGETS_N; BENCH_FULL=1 for 5,000) after 1,000 unmeasured (BENCH_WIDGETS_WARMUP),
+ * under a minute with the build, two with a baseline's. BENCH_WIDGETS_DOCS=0 prints without writing the section of
+ * docs/benchmarks.md; BENCH_WIDGETS_TAIL=1 also prints each variant's 15 slowest calls with their rounds (a stall
+ * the variants share is the machine's). BENCH_WIDGETS_IN_PROCESS=1
+ * runs instead the reference kept from the earlier method (scripts/bench/widgets/in-process.ts: node and client in
+ * one process, from the sources; the tool path alone, statement counts, profiling), which writes no docs.
  */
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
-import * as http from "node:http"
-import * as inspector from "node:inspector"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createRequire } from "node:module"
-import { type CallContext, PackageTools } from "../../services/node/PackageTools.js"
-import { pressOf, script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
-import { log, otherWorkCores, percentile, positiveInt, writeDocs } from "./Common.js"
-import { checkoutBaseline, removeBaseline } from "./node/builds.js"
-import { currentModules, loadModules, type NodeModules } from "./node/modules.js"
+import { type Child, killAll, startChild, stopAll, stopChild } from "./Children.js"
+import { freePort, log, machineBusyMs, otherWorkCores, otherWorkLimit, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
+import { script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
+import { type Build, buildCurrent, checkoutBaseline, compilers, removeBaseline } from "./node/builds.js"
+import { waitHealthy } from "./node/client.js"
+import { pin, separateCpus } from "./node/cores.js"
+import { procCpuMs } from "./node/probe.js"
+import { type DriverMessage, type DriverReply, type Samples, toolVariant } from "./widgets/driver.js"
 
 const full = process.env.BENCH_FULL === "1"
 const n = positiveInt("BENCH_WIDGETS_N", full ? 5_000 : 1_000)
-const warmup = 100
-/** BENCH_WIDGETS_ONLY=direct, path, press or baseline: only that variant runs (to profile it); nothing is written to the docs. */
-const only = ["direct", "path", "press", "baseline"].indexOf(process.env.BENCH_WIDGETS_ONLY ?? "")
-const pressOnly = only !== -1
-const appSecret = "bench-app-secret"
+/** Unmeasured rounds first: after 100 the compiled node still optimised (p50 and CPU per press 0.3 ms higher). */
+const warmup = positiveInt("BENCH_WIDGETS_WARMUP", 1_000)
 const perInstance = 500
+const baselineRef = (() => {
+  const raw = (process.env.BENCH_BASELINE_REF ?? "").trim()
+  if (raw.startsWith("-")) throw new Error(`BENCH_BASELINE_REF: ${JSON.stringify(raw)} is not a commit`)
+  return raw === "" || raw === "none" ? undefined : raw
+})()
+const cores = (() => {
+  const raw = process.env.BENCH_WIDGETS_CORES ?? "separate"
+  if (raw !== "separate" && raw !== "shared") throw new Error(`BENCH_WIDGETS_CORES must be separate or shared, got ${JSON.stringify(raw)}`)
+  return raw
+})()
 
 interface Figures {
   readonly p50: number
   readonly p99: number
   readonly max: number
-  /** This process's CPU (user + system, every thread) per call, ms: the client's, the node's and the SDK's side. */
-  readonly cpu: number
+  /** The client's CPU per call, ms. */
+  readonly clientCpu: number
 }
 
-/**
- * Statements the SQLite driver runs, counted while `counting` is set: better-sqlite3's Statement methods wrapped
- * once (both nodes load the same driver), so a press's statements can be counted on each node in turn.
- */
-const Database = createRequire(import.meta.url)("better-sqlite3") as new(file: string) => {
-  prepare(sql: string): object
-  close(): void
-}
-let counting = false
-let statements = 0
-const countStatements = () => {
-  const probe = new Database(":memory:")
-  const proto = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, (...args: Array<unknown>) => unknown>
-  probe.close()
-  for (const method of ["run", "all", "get", "iterate"]) {
-    const original = proto[method]!
-    proto[method] = function(this: unknown, ...args: Array<unknown>) {
-      if (counting) statements++
-      return original.apply(this, args)
-    }
-  }
-}
-
-/** Statements per press over `presses` presses of `press`. */
-const statementsPer = <E, R>(press: Effect.Effect<unknown, E, R>, presses: number) =>
-  Effect.gen(function*() {
-    statements = 0
-    counting = true
-    for (let i = 0; i < presses; i++) yield* press
-    counting = false
-    return statements / presses
-  })
-
-const counted = 50
-
-/**
- * BENCH_WIDGETS_HEAP=<file>: V8's sampling heap profiler over the measured rounds, keeping only the sampled objects
- * still alive at the end (collected ones left out): what the loop's allocations leave behind, which is what a
- * scavenge has to copy. Written as a .heapprofile (Chrome DevTools' Memory tab reads it).
- */
-const heapProfile = process.env.BENCH_WIDGETS_HEAP
-const post = (session: inspector.Session, method: string, params?: object) =>
-  Effect.async<any, Error>((resume) =>
-    session.post(method, params ?? {}, (error, result) => resume(error ? Effect.fail(error) : Effect.succeed(result)))
-  ).pipe(Effect.orDie)
-const startSampling = (session: inspector.Session) =>
-  Effect.suspend(() => {
-    session.connect()
-    // BENCH_WIDGETS_HEAP_OLD=1: also objects a full collection took, i.e. every object that outlived a scavenge.
-    return post(session, "HeapProfiler.startSampling", {
-      samplingInterval: 4096,
-      includeObjectsCollectedByMajorGC: process.env.BENCH_WIDGETS_HEAP_OLD === "1"
-    })
-  })
-const stopSampling = (session: inspector.Session, file: string) =>
-  Effect.map(Effect.zipRight(
-    // BENCH_WIDGETS_HEAP_GC=1: a full collection first, so only what is still reachable is left in the profile.
-    process.env.BENCH_WIDGETS_HEAP_GC === "1" ? post(session, "HeapProfiler.collectGarbage") : Effect.void,
-    post(session, "HeapProfiler.stopSampling")
-  ), (result) => {
-    fs.writeFileSync(file, JSON.stringify(result.profile))
-    session.disconnect()
-  })
-
-const figures = (samples: ReadonlyArray<Sample>): Figures => {
-  const sorted = samples.map((s) => s.ms).sort((a, b) => a - b)
+const figures = (samples: Samples, key: string): Figures => {
+  const sorted = [...samples.ms[key]!].sort((a, b) => a - b)
   return {
     p50: percentile(sorted, 0.5),
     p99: percentile(sorted, 0.99),
     max: sorted[sorted.length - 1] ?? Number.NaN,
-    cpu: samples.reduce((sum, s) => sum + s.cpu, 0) / samples.length
+    clientCpu: samples.cpu[key]! / sorted.length
   }
 }
 
-interface Sample {
-  readonly ms: number
-  readonly cpu: number
+interface RunningNode {
+  readonly build: Build
+  readonly child: Child
+  readonly port: number
+  readonly token: string
 }
 
-/** Wall time and this process's CPU of one call (the variants run one at a time, so the CPU is the call's). */
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Sample, E, R> =>
-  Effect.suspend(() => {
-    const cpu = process.cpuUsage()
-    const started = performance.now()
-    return Effect.map(effect, () => {
-      const ms = performance.now() - started
-      const used = process.cpuUsage(cpu)
-      return { ms, cpu: (used.user + used.system) / 1000 }
+/** The node of build `b` as the product runs it, healthy, on a fresh data dir under `tmp`. */
+const startNode = async (b: Build, tmp: string, scriptFile: string, appSecret: string): Promise<RunningNode> => {
+  const dataDir = path.join(tmp, `data-${b.key}`)
+  const port = await freePort()
+  const label = `node ${b.key}`
+  const args = ["bin/clark.js", "node", "serve", "--data-dir", dataDir, "--port", String(port), "--model", `scripted:${scriptFile}`]
+  const child = startChild(label, args, { CC_APP_SECRET: appSecret }, false, b.dir)
+  const started = Date.now()
+  await waitHealthy({ label, port, token: "", child })
+  const token = String(JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken)
+  log(`  ${label} (${b.commit}) healthy on port ${port} after ${seconds(Date.now() - started)} (pid ${child.process.pid})`)
+  return { build: b, child, port, token }
+}
+
+/** The client process and its one request at a time. */
+const startDriver = () => {
+  const child = startChild("press client", ["--import", "tsx", path.join(root, "scripts/bench/widgets/driver.ts")], {}, true)
+  const ask = (message: DriverMessage) =>
+    new Promise<DriverReply>((resolve, reject) => {
+      child.process.once("message", resolve)
+      child.exited.then(() => reject(new Error(`the press client exited: ${child.output.slice(-40).join("\n")}`)))
+      child.process.send(message)
+    }).then((reply) => {
+      if (reply.kind === "failed") throw new Error(`the press client failed: ${reply.message}`)
+      return reply
     })
-  })
-
-const headers = (token: string) => ({
-  authorization: `Bearer ${token}`,
-  "x-app-secret": appSecret,
-  "content-type": "application/json"
-})
-
-/**
- * The client: node:http over one kept-alive connection per node. `fetch` (undici) cost the benchmark's own process
- * about 0.7 ms more CPU per request than this on the loaded host (a GET /node: 1.5 against 0.8 ms), time that is the
- * client's, not the node's; both nodes are driven through the same client.
- */
-const json = (baseUrl: string, token: string, method: string, route: string, body?: unknown) => {
-  const url = new URL(baseUrl)
-  const agent = agents.get(baseUrl) ?? agents.set(baseUrl, new http.Agent({ keepAlive: true, maxSockets: 1 })).get(baseUrl)!
-  return Effect.async<{ readonly status: number; readonly body: any }, Error>((resume) => {
-    const data = body === undefined ? undefined : JSON.stringify(body)
-    const request = http.request({
-      host: url.hostname,
-      port: url.port,
-      method,
-      path: route,
-      agent,
-      headers: { ...headers(token), ...(data === undefined ? {} : { "content-length": Buffer.byteLength(data) }) }
-    }, (response) => {
-      const chunks: Array<Buffer> = []
-      response.on("data", (chunk: Buffer) => chunks.push(chunk))
-      response.on("error", (error) => resume(Effect.fail(error)))
-      response.on("end", () =>
-        resume(Effect.try({
-          try: () => ({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }),
-          catch: (error) => error as Error
-        })))
-    })
-    request.on("error", (error) => resume(Effect.fail(error)))
-    request.end(data)
-  }).pipe(Effect.orDie)
+  return { child, ask }
 }
-
-const agents = new Map<string, http.Agent>()
-
-/** A node built from `modules` on a fresh data dir, the probe installed and `count` widgets placed by turns. */
-const startNode = (modules: NodeModules, folder: string, count: number) =>
-  Effect.gen(function*() {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-widgets-"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
-    const options = {
-      dataDir,
-      appSecret: Redacted.make(appSecret),
-      model: modules.Scripted.fromScript(modules.Scripted.decodeScript(script)),
-      turns: { wallClock: Duration.minutes(5), hostControlWait: Duration.seconds(5), questionTtl: Duration.hours(24), waitBudget: Duration.seconds(60) },
-      marketplaceUrl: null,
-      registryUrl: null
-    }
-    const services = modules.ServicesLive(options)
-    const server = modules.serveApi(modules.ApiLive(options, services)).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(modules.createServer, { port: 0, host: "127.0.0.1" }))
-    )
-    const context = yield* Layer.build(Layer.merge(server, services))
-    const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
-    const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
-    const call = (method: string, route: string, body?: unknown) => json(baseUrl, token, method, route, body)
-
-    const listing = yield* call("POST", "/packages/local", { path: folder })
-    const installed = yield* call("POST", "/packages/install", { packageId: listing.body.packageId, localDigest: listing.body.contentDigest })
-    if (installed.status === 202) {
-      const approval = yield* call("GET", `/packages/approvals/${installed.body.approvalId}`)
-      yield* call("POST", `/packages/approvals/${installed.body.approvalId}/decision`, {
-        decision: "granted",
-        digest: approval.body.operationDigest
-      })
-    }
-    const conversationId = (yield* call("POST", "/conversations", {})).body.conversationId as string
-    const instances: Array<{ placed: any; revision: number }> = []
-    for (let i = 0; i < count; i++) {
-      const turn = yield* call("POST", `/conversations/${conversationId}/messages`, { text: "place probe" })
-      const reply = turn.body.timeline.entries.find((e: any) => e.role === "assistant")
-      const placed = reply.blocks.find((b: any) => b.name === "place_widget").output
-      instances.push({ placed, revision: placed.revision })
-    }
-    let pressed = 0
-    /** A `done` press of the read binding, turning over the placed instances. */
-    const press = (input: unknown) =>
-      Effect.suspend(() => {
-        const target = instances[pressed % instances.length]!
-        const payload = pressOf(target.placed, "read", input, `bench-${pressed++}`, target.revision)
-        return Effect.flatMap(call("POST", `/conversations/${conversationId}/widgets/${target.placed.instanceId}/actions`, payload), (answer) => {
-          if (answer.status !== 200 || answer.body.outcome !== "done") {
-            return Effect.dieMessage(`the press answered ${answer.status}: ${JSON.stringify(answer.body)}`)
-          }
-          target.revision = answer.body.revision
-          return Effect.void
-        })
-      })
-    return { context, conversationId, press, instances: instances.length }
-  })
-
-interface Results {
-  readonly toolCall: Figures
-  readonly toolPath: Figures
-  readonly press: Figures
-  readonly baselinePress: Figures | undefined
-  readonly instances: number
-  readonly statements: number
-  readonly baselineStatements: number | undefined
-}
-
-const run = (baseline: NodeModules | undefined) => Effect.scoped(Effect.gen(function*() {
-  const folder = widgetProbe({ readPerMinute: 600 })
-  yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(path.dirname(folder), { recursive: true, force: true })))
-  const count = Math.ceil((n + warmup + counted) / perInstance)
-  const current = yield* startNode(currentModules, folder, count)
-  const before = baseline === undefined ? undefined : yield* startNode(baseline, folder, count)
-
-  const input = { key: "colour" }
-  const direct = yield* Effect.acquireRelease(
-    Effect.promise(async () => {
-      const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(folder, "server.mjs")], cwd: folder })
-      const client = new Client({ name: "bench-direct", version: "1.0.0" }, { capabilities: {} })
-      await client.connect(transport)
-      return client
-    }),
-    (client) => Effect.promise(() => client.close())
-  )
-  const tools = Context.get(current.context, PackageTools)
-  const callContext: CallContext = { taskId: "task_bench", conversationId: current.conversationId, origin: "person", channel: "text" }
-  const variants = [
-    timed(Effect.promise(() => direct.callTool({ name: "read_value", arguments: input }))),
-    timed(Effect.flatMap(tools.call(callContext, "probe-service__read_value", input), (outcome) =>
-      outcome.status === "done" ? Effect.void : Effect.dieMessage(JSON.stringify(outcome.output)))),
-    timed(current.press(input)),
-    ...(before === undefined ? [] : [timed(before.press(input))])
-  ]
-  countStatements()
-  const perPress = yield* statementsPer(current.press(input), counted)
-  const baselinePerPress = before === undefined ? undefined : yield* statementsPer(before.press(input), counted)
-  log(`${n} rounds of ${variants.length} variants, after ${warmup} unmeasured`)
-  const samples = variants.map(() => [] as Array<Sample>)
-  const sampling = heapProfile === undefined ? undefined : new inspector.Session()
-  for (let round = 0; round < warmup + n; round++) {
-    if (round === warmup && sampling !== undefined) yield* startSampling(sampling)
-    for (let k = 0; k < variants.length; k++) {
-      const i = (round + k) % variants.length
-      if (pressOnly && i !== only) continue
-      const sample = yield* variants[i]!
-      if (round >= warmup) samples[i]!.push(sample)
-    }
-  }
-  if (sampling !== undefined) yield* stopSampling(sampling, heapProfile!)
-  const [toolCall, toolPath, pressFigures, baselinePress] = samples.map(figures)
-  return {
-    toolCall: toolCall!,
-    toolPath: toolPath!,
-    press: pressFigures!,
-    baselinePress,
-    instances: current.instances,
-    statements: perPress,
-    baselineStatements: baselinePerPress
-  } satisfies Results
-}))
 
 const ms = (value: number) => value.toFixed(2)
 
-const row = (label: string, f: Figures) => `| ${label} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} | ${ms(f.cpu)} |`
+/** The processes under `pids`, them included (parents read from every /proc/<pid>/stat). */
+const withDescendants = (pids: ReadonlyArray<number>): ReadonlyArray<number> => {
+  const parents = new Map<number, number>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]))
+    } catch {
+      // gone while read
+    }
+  }
+  const found = new Set(pids)
+  for (let grew = true; grew;) {
+    grew = false
+    for (const [pid, parent] of parents) {
+      if (found.has(pid) || !found.has(parent)) continue
+      found.add(pid)
+      grew = true
+    }
+  }
+  return [...found]
+}
+
+/**
+ * The machine's busy CPU and the benchmark's own (this process, the nodes, the client and their probe processes),
+ * ms, now: two readings give the cores other work took between them.
+ */
+const busyNow = (pids: ReadonlyArray<number>) => {
+  const own = process.cpuUsage()
+  return {
+    pids,
+    wall: performance.now(),
+    machine: machineBusyMs(),
+    ours: withDescendants(pids).reduce((sum, pid) => sum + procCpuMs(pid), (own.user + own.system) / 1000)
+  }
+}
+const otherWorkSince = (from: ReturnType<typeof busyNow>) => {
+  const to = busyNow(from.pids)
+  return Math.max(0, (to.machine - from.machine - (to.ours - from.ours)) / (to.wall - from.wall))
+}
+
+const tmpDirs = new Set<string>()
 
 const main = async () => {
-  const baselineRef = process.env.BENCH_BASELINE_REF
-  const baseline = baselineRef === undefined || baselineRef === "none" ? undefined : checkoutBaseline(baselineRef)
+  if (process.env.BENCH_WIDGETS_IN_PROCESS === "1") {
+    // The reference runs on its own and exits.
+    await import("./widgets/in-process.js")
+    return new Promise<never>(() => {})
+  }
+  const startedAt = Date.now()
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-widgets-"))
+  tmpDirs.add(tmp)
+  const folder = widgetProbe({ readPerMinute: 600 })
+  tmpDirs.add(path.dirname(folder))
   try {
+    const baseline = baselineRef === undefined ? undefined : checkoutBaseline(baselineRef, { ownDependencies: true })
+    const [current] = await Promise.all([buildCurrent(), baseline?.build()])
+    const builds: ReadonlyArray<Build> = baseline === undefined ? [current] : [current, baseline]
+    const scriptFile = path.join(tmp, "script.json")
+    fs.writeFileSync(scriptFile, JSON.stringify(script, null, 2))
+    const appSecret = randomBytes(24).toString("base64url")
+    const nodes: Array<RunningNode> = []
+    for (const b of builds) {
+      const node = await startNode(b, tmp, scriptFile, appSecret)
+      // Before its first tool call, so the probe process it starts then runs on its core too.
+      if (cores === "separate") pin(node.child.process.pid!, separateCpus.server)
+      nodes.push(node)
+    }
+    const driver = startDriver()
+    if (cores === "separate") pin(driver.child.process.pid!, separateCpus.driver)
+    const instances = Math.ceil((n + warmup) / perInstance)
+    log(`Setting up: the probe package installed on ${nodes.length === 1 ? "the node" : "each node"}, ${instances} widgets placed by turns`)
+    await driver.ask({
+      kind: "setup",
+      folder,
+      targets: nodes.map((node) => ({ key: node.build.key, port: node.port, token: node.token, appSecret })),
+      instances
+    })
+
     const otherWork = await otherWorkCores()
     const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
-    const results = await Effect.runPromise(run(baseline === undefined ? undefined : await loadModules(baseline.dir)))
-    const added = (press: Figures) => `${ms(press.p50 - results.toolCall.p50)} ms p50 and ${ms(press.p99 - results.toolCall.p99)} ms p99`
+    log(`${n} rounds of ${nodes.length + 1} variants after ${warmup} unmeasured; other work on ${otherWork.toFixed(2)} cores`)
+    await driver.ask({ kind: "rounds", firstRound: 0, rounds: warmup })
+    const cpuBefore = nodes.map((node) => procCpuMs(node.child.process.pid))
+    const busy = busyNow([...nodes.map((node) => node.child.process.pid!), driver.child.process.pid!])
+    const measuredAt = Date.now()
+    const reply = await driver.ask({ kind: "rounds", firstRound: warmup, rounds: n })
+    if (reply.kind !== "samples") throw new Error(`the press client answered ${reply.kind}`)
+    const nodeCpu = nodes.map((node, i) => (procCpuMs(node.child.process.pid) - cpuBefore[i]!) / n)
+    const measuredMs = Date.now() - measuredAt
+    // Before the client's exit: a process gone between the readings would count as other work.
+    const otherDuring = otherWorkSince(busy)
+    driver.child.process.send({ kind: "exit" } satisfies DriverMessage)
+    await stopChild(driver.child)
+    for (const node of nodes) await stopChild(node.child)
+
+    if (process.env.BENCH_WIDGETS_TAIL === "1") {
+      for (const [key, values] of Object.entries(reply.samples.ms)) {
+        const top = values.map((v, i) => [v, i] as const).sort((a, b) => b[0] - a[0]).slice(0, 15)
+        log(`${key} slowest (ms@round): ${top.map(([v, i]) => `${v.toFixed(1)}@${i}`).join(" ")}`)
+      }
+    }
+    const tool = figures(reply.samples, toolVariant)
+    const presses = nodes.map((node, i) => ({ node, figures: figures(reply.samples, node.build.key), cpu: nodeCpu[i]! }))
+    const labelOf = (b: Build) => (b.key === "after" ? `this checkout (${b.commit})` : `the baseline ${baselineRef} (${b.commit})`)
+    const row = (label: string, f: Figures, nodeCpuMs: string) =>
+      `| ${label} | ${ms(f.p50)} | ${ms(f.p99)} | ${ms(f.max)} | ${ms(f.clientCpu)} | ${nodeCpuMs} |`
+    const added = (f: Figures) => `${ms(f.p50 - tool.p50)} ms p50 and ${ms(f.p99 - tool.p99)} ms p99`
+    const loaded = Math.max(otherWork, otherDuring) > otherWorkLimit ? " (a loaded machine: other work was running, the figures understate what the code can do)" : ""
     const section = [
       "## Local node: widget presses",
       "",
-      `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") loaded from a temporary worktree into the same process as a second node`}; load average ${load}, other work on ${otherWork.toFixed(2)} cores${otherWork > 0.5 ? " (a loaded machine: other helpers were running)" : ""}.`,
+      `\`npm run bench:widgets\`, ${new Date().toISOString().slice(0, 10)}: ${n} rounds after ${warmup} unmeasured, the variants interleaved call by call${baseline === undefined ? "" : `, the baseline ${baselineRef} (${baseline.commit}, "${baseline.subject}") built in a temporary worktree`}; the compiled node (\`node bin/clark.js node serve\`) as a child process, the client in another process (node:http, one kept-alive connection per node)${cores === "separate" ? `, the node${nodes.length === 1 ? "" : "s"} on CPU ${separateCpus.server} and the client on CPU ${separateCpus.driver}` : ", on shared cores"}; load average ${load}, other work on ${otherWork.toFixed(2)} cores just before the rounds and ${otherDuring.toFixed(2)} during them${loaded}.`,
       "",
-      "| variant | p50 ms | p99 ms | max ms | CPU ms per call |",
-      "| --- | ---: | ---: | ---: | ---: |",
-      row("the tool call itself (SDK client → probe `read_value`)", results.toolCall),
-      row("the node's tool path (`PackageTools.call`)", results.toolPath),
-      row("a `done` press of the read binding over HTTP", results.press),
-      ...(results.baselinePress === undefined ? [] : [row(`the same press on the baseline ${baseline!.commit}`, results.baselinePress)]),
+      "| variant | p50 ms | p99 ms | max ms | client CPU ms per call | node CPU ms per press |",
+      "| --- | ---: | ---: | ---: | ---: | ---: |",
+      row("the tool call itself (SDK client → probe `read_value`, over stdio)", tool, "–"),
+      ...presses.map((p) => row(`a \`done\` press of the read binding, ${labelOf(p.node.build)}`, p.figures, ms(p.cpu))),
       "",
-      `The press adds ${added(results.press)} to the tool call (target: at most 3 ms p99)${results.baselinePress === undefined ? "" : `; on the baseline ${added(results.baselinePress)}`}: the HTTP round trip, the checks of the instance, the claim of the invocation id (its own commit, before the call), then the timeline row, the revision, the stored answer and the audit rows (the call's and the press's, one INSERT) in one transaction. SQL statements per press (counted at the driver over ${counted} presses, the tool call's audit row included): ${results.statements.toFixed(1)}${results.baselineStatements === undefined ? "" : ` (baseline ${results.baselineStatements.toFixed(1)})`}. The CPU column is this process's CPU (user + system, all threads) per call: the client's, the node's and the SDK client's share, not the probe service's (a child process). Presses turned over ${results.instances} placed instances per node (600 presses a minute per binding at most); the client is node:http over one kept-alive connection per node. BENCH_BASELINE_REF=<commit> adds the press of that commit's node, measured beside this one.`,
+      `The press adds ${presses.map((p) => `${added(p.figures)} to the tool call on ${labelOf(p.node.build)}`).join("; ")} (target: at most 3 ms p99). The added figure is the press's wall time at the client (the HTTP round trip, the node's checks, the claim of the invocation id, the call through the node's package runtime to its own probe process, the closing transaction) less the tool call's own. Node CPU per press: the node process's own user + system time over the measured rounds (/proc, all its threads, 10 ms ticks), its probe process's left out. Presses turned over ${instances} placed instances per node (600 presses a minute per binding at most). BENCH_BASELINE_REF=<commit> adds that commit's compiled node beside this one; BENCH_WIDGETS_IN_PROCESS=1 runs the earlier in-process method (a reference, not judged).`,
       ""
     ].join("\n")
-    console.log(`\n${section}`)
-    if (process.env.BENCH_WIDGETS_DOCS !== "0" && !pressOnly) log(`Wrote ${writeDocs("widgets", section)}`)
+    log(`\n${section}`)
+    log(`Measured rounds took ${seconds(measuredMs)}; the benchmark ${seconds(Date.now() - startedAt)}`)
+    if (process.env.BENCH_WIDGETS_DOCS !== "0") log(`Wrote ${writeDocs("widgets", section)}`)
   } finally {
+    await stopAll()
+    for (const compiler of compilers) compiler.kill("SIGKILL")
     removeBaseline()
+    for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
   }
 }
 
+// Any exit, a crash included: the baseline's worktree goes (removeBaseline is synchronous and runs once).
+process.on("exit", removeBaseline)
+
+// Ctrl-C or a kill: the nodes, the client, the baseline's worktree and the temporary data go too.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    killAll()
+    for (const compiler of compilers) compiler.kill("SIGKILL")
+    removeBaseline()
+    for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
+    process.exit(130)
+  })
+}
+
 main().then(
-  () => process.exit(),
-  (error) => {
-    console.error(error)
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`\nBenchmark failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
     process.exit(1)
   }
 )

@@ -35,7 +35,7 @@ const taskset = (...args: Array<string>): string => {
 }
 
 /** Puts every thread of a process on `cpus` (a list as taskset reads it, e.g. "0" or "0-1"). */
-const pin = (pid: number, cpus: string) => void taskset("-a", "-p", "-c", cpus, String(pid))
+export const pin = (pid: number, cpus: string) => void taskset("-a", "-p", "-c", cpus, String(pid))
 
 /** Shared cores only: no affinity is ever changed. */
 const sharedOnly = (reason: string): Cores => ({ shared: undefined, separateSkipped: reason, pinned: false })
