@@ -124,8 +124,9 @@ export const make = (settings: TurnSettings) =>
       Effect.gen(function*() {
         const turn = yield* Turns.make(submission, taskId, user, reply, history)
         state.running = turn
-        // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing).
-        turn.fiber = runTurn(Effect.withScheduler(agent.run(turn), Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent)))
+        // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing). The
+        // scheduler is the fiber's from its creation, not set by a `withScheduler` step inside it.
+        turn.fiber = runTurn(agent.run(turn), { scheduler: Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent) })
         return turn
       })
 

@@ -65,16 +65,20 @@ const jsonIn = (text: string): unknown => {
   }
 }
 
-const stepsFor = (script: Script, messages: ReadonlyArray<ModelMessage>): ReadonlyArray<Step> => {
+/** The script's rules with their patterns compiled once, not on every run of the model. */
+const compiled = (script: Script) => script.rules.map((rule) => ({ rule, pattern: new RegExp(rule.match, "i") }))
+
+const stepsFor = (script: Script, rules: ReturnType<typeof compiled>, messages: ReadonlyArray<ModelMessage>): ReadonlyArray<Step> => {
   const text = lastUserText(messages)
-  const rule = script.rules.find((rule) => new RegExp(rule.match, "i").test(text))
+  const rule = rules.find(({ pattern }) => pattern.test(text))?.rule
   const answeringTool = messages[messages.length - 1]?.role === "tool"
   if (answeringTool) return rule?.after ?? []
   return rule?.steps ?? script.default
 }
 
-export const fromScript = (script: Script): Layer.Layer<ModelProvider> =>
-  Layer.succeed(
+export const fromScript = (script: Script): Layer.Layer<ModelProvider> => {
+  const rules = compiled(script)
+  return Layer.succeed(
     ModelProvider,
     ModelProvider.of({
       info: { provider: "scripted", name: "script" },
@@ -82,7 +86,7 @@ export const fromScript = (script: Script): Layer.Layer<ModelProvider> =>
         Effect.gen(function*() {
           let calls = 0
           const text = lastUserText(request.messages)
-          for (const step of stepsFor(script, request.messages)) {
+          for (const step of stepsFor(script, rules, request.messages)) {
             if ("delta" in step) onEvent({ _tag: "TextDelta", text: step.delta })
             else if ("reasoning" in step) onEvent({ _tag: "ReasoningDelta", text: step.reasoning })
             else if ("echo" in step) onEvent({ _tag: "TextDelta", text })
@@ -105,6 +109,7 @@ export const fromScript = (script: Script): Layer.Layer<ModelProvider> =>
         })
     })
   )
+}
 
 export const decodeScript = (input: unknown): Script =>
   Schema.decodeUnknownSync(Script)(input, { onExcessProperty: "error" })
@@ -113,7 +118,8 @@ export const decodeScript = (input: unknown): Script =>
 export const layer = (file: string): Layer.Layer<ModelProvider> =>
   Layer.unwrapEffect(
     Effect.try({
-      try: () => decodeScript(JSON.parse(fs.readFileSync(file, "utf8"))),
+      // A rule's pattern that is not a regular expression is refused here too, where fromScript compiles it.
+      try: () => fromScript(decodeScript(JSON.parse(fs.readFileSync(file, "utf8")))),
       catch: (error) => new Error(`Cannot use the script ${file}: ${String(error)}`)
-    }).pipe(Effect.map(fromScript), Effect.orDie)
+    }).pipe(Effect.orDie)
   )

@@ -12,11 +12,15 @@
  * the span saves (50.4 against 49.0 µs per autocommit INSERT, measured).
  */
 import { SqlClient, type SqlError, Statement } from "@effect/sql"
-import { Context, Effect, FiberRef, String } from "effect"
+import { Context, Effect, FiberRef } from "effect"
+import * as Names from "./Names.js"
 
-/** The node's client (NodeDatabase.ts) gives rows camelCase names for snake_case columns: the same transform. */
-export const resultNames = String.snakeToCamel
-const transformRows = Statement.defaultTransforms(resultNames).array
+/**
+ * The node's client (NodeDatabase.ts) gives rows camelCase names for snake_case columns: the same transform, one
+ * that remembers its answers (Names.ts).
+ */
+export { resultNames } from "./Names.js"
+const transformRows = Statement.defaultTransforms(Names.resultNames).array
 
 export type Run = <A extends object>(statement: Statement.Statement<A>) => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
 

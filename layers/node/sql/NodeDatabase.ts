@@ -1,7 +1,7 @@
 /** The node's SQLite database under the data dir: WAL, foreign keys, migrations. */
 import { Migrator, SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer, String } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import conversations from "./migrations/0001_conversations.js"
@@ -20,6 +20,7 @@ import artifactStarters from "./migrations/0014_artifact_starters.js"
 import offeredActions from "./migrations/0015_offered_actions.js"
 import artifactTotals from "./migrations/0016_artifact_totals.js"
 import * as Direct from "./Direct.js"
+import * as Names from "./Names.js"
 import * as WalCheckpoints from "./WalCheckpoints.js"
 
 // 0013 is not used: offered actions were written as 0013 and landed after 0014, and the migrator runs only ids
@@ -62,7 +63,7 @@ export const layer = (dataDir: string): Layer.Layer<SqlClient.SqlClient> =>
         return SqliteClient.layer({
           filename: path.join(dataDir, "node.db"),
           transformResultNames: Direct.resultNames,
-          transformQueryNames: String.camelToSnake
+          transformQueryNames: Names.queryNames
         })
       }))
     ),

@@ -33,7 +33,8 @@ const toEntry = (row: Row): TimelineEntry => ({
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  // A new message's two statements, in a unit (every turn start and widget press): without the client's span (Direct.ts).
+  // A new message's two statements and a checkpoint's, in a unit (every turn start, checkpoint and widget press):
+  // without the client's span (Direct.ts).
   const run = Direct.run
   // What DateTime.formatIso writes for a UTC instant, without making a DateTime first: every message and audit
   // entry takes one, a start two.
@@ -51,7 +52,7 @@ export const make = Effect.gen(function*() {
 
   /** Takes the next revision of a conversation. */
   const bump = (conversationId: string) =>
-    sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`.pipe(
+    run(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE id = ${conversationId} RETURNING rev`).pipe(
       Effect.map(([row]) => num(row!.rev))
     )
 
@@ -162,7 +163,7 @@ export const make = Effect.gen(function*() {
     if (patch.note !== undefined) set.note = patch.note
     if (patch.blocks !== undefined) set.blocks = JSON.stringify(patch.blocks)
     if (patch.taskId !== undefined) set.taskId = patch.taskId
-    return sql`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
+    return sql<Row>`UPDATE messages SET ${sql.update(set)} WHERE id = ${messageId}`
   }
 
   /**
@@ -181,8 +182,8 @@ export const make = Effect.gen(function*() {
     Effect.flatMap(patchUpdate(conversationId, messageId, patch), saved)
 
   /** Runs a patch's UPDATE and answers the message as saved, with the revision it took. */
-  const saved = ({ rev, update }: { readonly rev: number; readonly update: Statement.Statement<unknown> }) =>
-    Effect.map(sql<Row>`${update} RETURNING *`, ([row]) => ({ entry: toEntry(row!), last: rev }))
+  const saved = ({ rev, update }: { readonly rev: number; readonly update: Statement.Statement<Row> }) =>
+    Effect.map(run(sql<Row>`${update} RETURNING *`), ([row]) => ({ entry: toEntry(row!), last: rev }))
 
   const updateMessage: ConversationStore["Type"]["updateMessage"] = (conversationId, messageId, patch) =>
     inTransaction(applyPatch(conversationId, messageId, patch)).pipe(Effect.orDie)
@@ -224,7 +225,7 @@ export const make = Effect.gen(function*() {
           at += size
         }
       }
-      return Effect.forEach(chunks, (chunk) => sql`INSERT INTO turn_events ${sql.insert(chunk)}`, { discard: true })
+      return Effect.forEach(chunks, (chunk) => run(sql`INSERT INTO turn_events ${sql.insert(chunk)}`), { discard: true })
     })
 
   const eventRow = (taskId: string, event: StoredEvent) => ({
@@ -242,7 +243,7 @@ export const make = Effect.gen(function*() {
     conversationIds.length < 2 || new Set(conversationIds).size < conversationIds.length
       ? Effect.succeed(undefined)
       : Effect.map(
-        sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE ${sql.in("id", conversationIds)} RETURNING id, rev`,
+        run(sql<Row>`UPDATE conversations SET rev = rev + 1 WHERE ${sql.in("id", conversationIds)} RETURNING id, rev`),
         (rows) => new Map(rows.map((row) => [str(row.id), num(row.rev)]))
       )
 
@@ -263,7 +264,7 @@ export const make = Effect.gen(function*() {
           ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
           : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
         // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
-        if (close === undefined) yield* patched.update
+        if (close === undefined) yield* run(patched.update)
         else closing.push(eventRow(taskId, close(yield* saved(patched))))
       }
       yield* insertEvents(closing)

@@ -6,13 +6,14 @@
  * a transaction takes the write lock), and no member is answered before the COMMIT that stored it
  * (docs/decisions.md, "Group commit of turn starts").
  */
-import { SqlClient, SqlError } from "@effect/sql"
-import { Context, Deferred, Effect, Exit, Layer, Scheduler } from "effect"
+import { type SqlConnection, SqlClient, SqlError } from "@effect/sql"
+import { Context, Deferred, Effect, Exit, FiberRef, FiberSet, Layer, Scheduler } from "effect"
 import { Transactions } from "../../../services/node/Transactions.js"
 
-/** One unit of work waiting for its group: the effect with its caller's context, and where its outcome goes. */
+/** One unit of work waiting for its group: the effect and its caller's services, and where its outcome goes. */
 interface Member {
-  readonly run: Effect.Effect<unknown, unknown>
+  readonly run: Effect.Effect<unknown, unknown, never>
+  readonly context: Context.Context<never>
   readonly outcome: Deferred.Deferred<unknown, unknown>
 }
 
@@ -35,28 +36,74 @@ const orDieSql = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exc
 
 export const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const scope = yield* Effect.scope
-  // Statements the client prepares once (its cache), unlike withTransaction's BEGIN/SAVEPOINT, prepared per use.
-  const savepoint = sql`SAVEPOINT clark_member`
-  const release = sql`RELEASE clark_member`
-  const rollback = sql`ROLLBACK TO clark_member`
-  const rollbackAll = sql`ROLLBACK`
-  const begin = sql`BEGIN`
+  /**
+   * Groups run on fibers of their own, forked from the layer's runtime: on the default scheduler whoever opened
+   * them (a group that a turn's checkpoint opened also carries the starts that join it, which must not wait behind
+   * turns' later steps, turns/Pacing.ts), and interrupted when the layer closes. Forked without a `forkIn` and a
+   * `withScheduler` on the caller's fiber: in a burst nearly every group is one start.
+   */
+  const groups = yield* FiberSet.make<void>()
+  const runGroupFiber = yield* FiberSet.runtime(groups)<never>()
+  /** Set as the layer closes, before its groups are interrupted: the set would run nothing more. */
+  let closed = false
+  yield* Effect.addFinalizer(() => Effect.sync(() => void (closed = true)))
   let current: Group | undefined
+  /**
+   * With tracing on (CLARK_TRACING, the layer built as configured), a group is a `sql.transaction` span, as
+   * `withTransaction` made; off, no span is made at all.
+   */
+  const tracing = yield* FiberRef.get(FiberRef.currentTracerEnabled)
+  const traced = <A, E>(effect: Effect.Effect<A, E>) =>
+    tracing ? Effect.withSpan(effect, "sql.transaction", { kind: "client", captureStackTrace: false }) : effect
+
+  /**
+   * `body` in one transaction on the connection, which it holds meanwhile, as `sql.withTransaction` does for a
+   * transaction that is not nested, written out: withTransaction prepares BEGIN and COMMIT anew for every use
+   * (SQLite parses them each time) and makes a span, a second scope and a FiberRef change per transaction, where a
+   * group of a burst is nearly always one turn start. BEGIN, COMMIT, ROLLBACK and the members' savepoints go to the
+   * connection as statements it prepared once (its cache). Uninterruptible but for `body`: a group the layer's
+   * closing interrupts is rolled back, and the connection is released in every case.
+   */
+  const transaction = <A, E>(body: (connection: SqlConnection.Connection) => Effect.Effect<A, E>) =>
+    Effect.uninterruptibleMask((restore): Effect.Effect<A, E | SqlError.SqlError> =>
+      Effect.scoped(Effect.flatMap(sql.reserve, (connection) => {
+        const run = (statement: string) => connection.execute(statement, [], undefined)
+        return Effect.zipRight(
+          run("BEGIN"),
+          Effect.flatMap(Effect.exit(restore(body(connection))), (exit) =>
+            Exit.isSuccess(exit)
+              // A COMMIT that fails leaves SQLite's transaction open: undone, so the next group can begin.
+              ? Effect.as(Effect.tapError(run("COMMIT"), () => Effect.ignore(run("ROLLBACK"))), exit.value)
+              : Effect.zipRight(run("ROLLBACK"), exit))
+        )
+      }))
+    )
+
+  /**
+   * A member with its caller's services and the group's connection, as `withTransaction` gives it
+   * (`TransactionConnection`, level 0): a unit nested in it is a savepoint, and the stores' statements run on it.
+   */
+  const inGroup = (member: Member, connection: SqlConnection.Connection) =>
+    Effect.exit(Effect.provide(member.run, Context.add(member.context, SqlClient.TransactionConnection, [connection, 0] as const)))
 
   /**
    * A member in its own savepoint: its failure or defect undoes only its own writes, and the group goes on. Its
    * savepoint is released when it succeeds, so savepoints do not pile up over a group (SQLite keeps a sub-journal
    * per open savepoint).
    */
-  const runMember = (member: Member) =>
-    Effect.gen(function*() {
-      yield* savepoint
-      const exit = yield* Effect.exit(member.run)
-      if (Exit.isFailure(exit)) yield* rollback
-      yield* release
-      return exit
-    })
+  const runMember = (member: Member, connection: SqlConnection.Connection) => {
+    const run = (statement: string) => connection.execute(statement, [], undefined)
+    return Effect.zipRight(
+      run("SAVEPOINT clark_member"),
+      Effect.flatMap(inGroup(member, connection), (exit) =>
+        Effect.as(
+          Exit.isFailure(exit)
+            ? Effect.zipRight(run("ROLLBACK TO clark_member"), run("RELEASE clark_member"))
+            : run("RELEASE clark_member"),
+          exit
+        ))
+    )
+  }
 
   /**
    * The first member needs no savepoint: nothing of the transaction comes before it, so its failure is undone by
@@ -64,30 +111,34 @@ export const make = Effect.gen(function*() {
    * yet: members run one after another). A group of one, the usual case of a unit nothing overlaps (a widget
    * press), then pays BEGIN and COMMIT only, not also a savepoint and its release.
    */
-  const runFirst = (member: Member) =>
-    Effect.gen(function*() {
-      const exit = yield* Effect.exit(member.run)
-      // As a pair: a stop between them would leave no transaction for withTransaction's own end to close.
-      if (Exit.isFailure(exit)) yield* Effect.uninterruptible(Effect.zipRight(rollbackAll, begin))
-      return exit
-    })
+  const runFirst = (member: Member, connection: SqlConnection.Connection) =>
+    Effect.flatMap(inGroup(member, connection), (exit): Effect.Effect<Exit.Exit<unknown, unknown>, SqlError.SqlError> =>
+      Exit.isFailure(exit)
+        // As a pair: a stop between them would leave no transaction for the group's own end to close.
+        ? Effect.as(
+          Effect.uninterruptible(Effect.zipRight(connection.execute("ROLLBACK", [], undefined), connection.execute("BEGIN", [], undefined))),
+          exit
+        )
+        : Effect.succeed(exit))
 
   /**
-   * Runs a group on its own fiber, in the layer's scope: a submitter that leaves does not interrupt the others'
-   * work. Members that join while it runs are taken in the same transaction; the outcomes go out after COMMIT.
+   * Runs a group on its own fiber: a submitter that leaves does not interrupt the others' work. Members that join
+   * while it runs are taken in the same transaction; the outcomes go out after COMMIT.
    */
   const runGroup = (group: Group) =>
     Effect.gen(function*() {
       const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
-      yield* orDieSql(sql.withTransaction(Effect.gen(function*() {
-        for (let next = 0; next < group.members.length; next++) {
-          const member = group.members[next]!
-          done.push([member, yield* (next === 0 ? runFirst(member) : runMember(member))])
-        }
-        // Closed before COMMIT: a unit that arrives now starts the next group, which waits for this one's connection.
-        group.open = false
-        if (current === group) current = undefined
-      })))
+      yield* traced(orDieSql(transaction((connection) =>
+        Effect.gen(function*() {
+          for (let next = 0; next < group.members.length; next++) {
+            const member = group.members[next]!
+            done.push([member, yield* (next === 0 ? runFirst(member, connection) : runMember(member, connection))])
+          }
+          // Closed before COMMIT: a unit that arrives now starts the next group, which waits for this one's connection.
+          group.open = false
+          if (current === group) current = undefined
+        })
+      )))
       for (const [member, exit] of done) yield* Deferred.done(member.outcome, exit)
     }).pipe(
       Effect.onExit((exit) =>
@@ -101,35 +152,26 @@ export const make = Effect.gen(function*() {
     )
 
   const atomically: Transactions["Type"]["atomically"] = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.flatMap(Effect.context<R>(), (context) =>
+    Effect.withFiberRuntime<A, E, R>((fiber) => {
+      const context = fiber.currentContext as Context.Context<never>
       // Already inside a transaction (a unit nested in another): a savepoint of that one, as before.
-      Context.getOption(context as Context.Context<never>, SqlClient.TransactionConnection)._tag === "Some"
-        ? orDieSql(sql.withTransaction(effect))
-        : Effect.flatMap(Deferred.make<unknown, unknown>(), (outcome) => {
-          const member: Member = {
-            // The caller's own services, and from the group only its transaction's connection.
-            run: Effect.mapInputContext(effect, (group: Context.Context<never>) =>
-              Context.add(context, SqlClient.TransactionConnection, Context.unsafeGet(group, SqlClient.TransactionConnection))) as Effect.Effect<
-                unknown,
-                unknown
-              >,
-            outcome
-          }
-          const joined = current !== undefined && current.open && current.members.length < maxGroup
-          if (joined) current!.members.push(member)
-          else {
-            const group: Group = { members: [member], open: true }
-            current = group
-          }
-          const started = joined
-            ? Effect.void
-            // On the default scheduler, whoever opened it: a group that a turn's checkpoint opened also carries
-            // the starts that join it, which must not wait behind turns' later steps (turns/Pacing.ts).
-            : Effect.asVoid(Effect.forkIn(Effect.withScheduler(runGroup(current!), Scheduler.defaultScheduler), scope))
-          // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is
-          // committed or undone, so nothing else of its conversation runs before it; the group ends in any case.
-          return Effect.zipRight(started, Effect.uninterruptible(Deferred.await(outcome)) as Effect.Effect<A, E>)
-        }))
+      if (Context.getOption(context, SqlClient.TransactionConnection)._tag === "Some") return orDieSql(sql.withTransaction(effect))
+      const outcome = Deferred.unsafeMake<unknown, unknown>(fiber.id())
+      const member: Member = { run: effect as Effect.Effect<unknown, unknown, never>, context, outcome }
+      if (current !== undefined && current.open && current.members.length < maxGroup) current.members.push(member)
+      else {
+        const group: Group = { members: [member], open: true }
+        current = group
+        // After the layer closed, the set runs nothing: the group is refused as an interrupted one would be.
+        if (closed) {
+          current = undefined
+          Deferred.unsafeDone(outcome, Exit.interrupt(fiber.id()))
+        } else runGroupFiber(runGroup(group), { scheduler: Scheduler.defaultScheduler })
+      }
+      // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is committed
+      // or undone, so nothing else of its conversation runs before it; the group ends in any case.
+      return Effect.uninterruptible(Deferred.await(outcome)) as Effect.Effect<A, E>
+    })
 
   return Transactions.of({ atomically })
 })

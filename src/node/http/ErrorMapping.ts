@@ -41,15 +41,17 @@ const classification: Classification<NodeError> = {
  * The typed overload admits API-level errors only; every NodeError is declared somewhere, so the cast is sound.
  */
 export const ErrorMappingLive = HttpApiBuilder.middleware((app) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    (HttpMethod.hasBody(request.method)
-      ? Effect.provideService(app, HttpServerRequest.HttpServerRequest, guarded(request, rulesFor(request.url)))
-      : app).pipe(
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    // `guarded` sets the readers on this request object itself, so the request in context is already the guarded
+    // one: providing it again would only change the fiber's context for nothing (a dozen steps per request).
+    if (HttpMethod.hasBody(request.method)) guarded(request, rulesFor(request.url))
+    return app.pipe(
         Effect.catchAllCause((cause) =>
           Effect.flatMap(
             classify(cause, classification),
             (error) => (error === undefined ? Effect.failCause(cause) : Effect.fail(error))
           )
         )
-      )) as unknown as HttpApp.Default
+      )
+  }) as unknown as HttpApp.Default
 )

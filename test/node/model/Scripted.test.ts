@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, TestClock } from "effect"
-import { decodeScript, fromScript, type ScriptInput } from "../../../layers/node/model/Scripted.js"
+import { Cause, Effect, Exit, Fiber, TestClock } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { decodeScript, fromScript, layer, type ScriptInput } from "../../../layers/node/model/Scripted.js"
 import {
   collect,
   type ModelEvent,
@@ -155,4 +158,17 @@ describe("Scripted model", () => {
     })
     expect(decodeScript({ rules: [{ match: "x", steps: [] }] }).rules[0]?.after).toEqual([])
   })
+
+  it.effect("matches rules case-insensitively, the same on every run; a pattern that is not one is refused at start", () =>
+    Effect.gen(function*() {
+      const script: ScriptInput = { rules: [{ match: "^burst", steps: [{ delta: "b" }] }], default: [{ delta: "d" }] }
+      const provider = yield* providerOf(script)
+      for (const text of ["Burst please", "burst", "not a burst", "BURST"]) {
+        expect(yield* collect(provider, { messages: [user(text)], tools: [] })).toEqual([delta(text.toLowerCase().startsWith("burst") ? "b" : "d")])
+      }
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "clark-script-")), "script.json")
+      fs.writeFileSync(file, JSON.stringify({ rules: [{ match: "(unclosed", steps: [] }] }))
+      const refused = yield* Effect.exit(Effect.provide(ModelProvider, layer(file)))
+      expect(Exit.isFailure(refused) ? String(Cause.squash(refused.cause)) : "").toContain("Cannot use the script")
+    }))
 })
