@@ -62,6 +62,8 @@ export type Disposition = "started" | "steered" | "waiting" | "interrupting" | "
 
 /** How a follower writes out the events that arrived together. */
 export interface EventWriter<O> {
+  /** Sent first, before any event: even a stream that waits for its turn to start has it at once. */
+  readonly opening?: O | undefined
   readonly write: (events: ReadonlyArray<TurnEvent>) => O
   /**
    * Called when the reader asks for the next piece after taking one (so after it wrote it out), unless that piece

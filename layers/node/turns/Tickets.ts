@@ -35,7 +35,7 @@ export const writtenBy = <O>(events: Stream.Stream<TurnEvent>, writer: EventWrit
     onFailure: Channel.failCause,
     onDone: () => Channel.void
   })
-  return Stream.pipeThroughChannel(events, loop)
+  return Stream.pipeThroughChannel(events, writer.opening === undefined ? loop : Channel.zipRight(Channel.write(Chunk.of(writer.opening)), loop))
 }
 
 /** A running turn followed after `afterSeq`. */
@@ -78,9 +78,15 @@ export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting")
     messageIds: [entry.userMessageId],
     events: Stream.unwrap(Effect.map(outcome, (started) =>
       started._tag === "Turn" ? follow(started.turn, 0) : Stream.make(started.done))),
+    // The opening goes out before the message has started (its response's head leaves at once).
     written: (writer) =>
-      Stream.unwrap(Effect.map(outcome, (started) =>
-        started._tag === "Turn" ? followWritten(started.turn, 0, writer) : Stream.make(writer.write([started.done])))),
+      Stream.concat(
+        writer.opening === undefined ? Stream.empty : Stream.make(writer.opening),
+        Stream.unwrap(Effect.map(outcome, (started) =>
+          started._tag === "Turn"
+            ? followWritten(started.turn, 0, { ...writer, opening: undefined })
+            : Stream.make(writer.write([started.done]))))
+      ),
     result: Effect.flatMap(outcome, (started) =>
       started._tag === "Turn" ? Deferred.await(started.turn.result) : Effect.succeed(started.done.data as MessageResult))
   }

@@ -128,7 +128,7 @@ const maxChunk = 256
  * (both synchronous, in one step), so nothing falls between the two; what is in both is dropped by its seq.
  */
 export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =>
-  Stream.fromChannel(following(turn, afterSeq, Chunk.unsafeFromArray, undefined))
+  Stream.fromChannel(following(turn, afterSeq, Chunk.unsafeFromArray, undefined, undefined))
 
 /**
  * `follow`, each piece of events that arrived together written out by `writer` in the same channel step: a response
@@ -136,20 +136,23 @@ export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =
  * more per piece, and that executor's close when the stream ended.
  */
 export const followWritten = <O>(turn: Turn, afterSeq: number, writer: EventWriter<O>): Stream.Stream<O> =>
-  Stream.fromChannel(following(turn, afterSeq, (events) => Chunk.of(writer.write(events)), writer.taken))
+  Stream.fromChannel(following(turn, afterSeq, (events) => Chunk.of(writer.write(events)), writer.taken, writer.opening))
 
 /**
  * One channel, written out: register, then a loop that writes the events that arrived together and otherwise
  * waits for the next publish. Stream combinators here (unwrapScoped, concat, filter, takeUntil) each cost a
  * channel step per event, and a flattening step more than one; at 100 streams they doubled the node's CPU per
  * delta against the callbacks they replaced. The mailbox leaves the turn when the channel ends or is
- * interrupted (the client left). `taken` runs when the reader asks for more after a piece that did not end it.
+ * interrupted (the client left). `taken` runs when the reader asks for more after a piece that did not end it;
+ * `opening` is written first (in one channel step with the log, where a stage of its own concatenated before the
+ * follower cost a step per piece and its share of the stream's end).
  */
 const following = <O>(
   turn: Turn,
   afterSeq: number,
   out: (events: Array<TurnEvent>) => Chunk.Chunk<O>,
-  taken: (() => void) | undefined
+  taken: (() => void) | undefined,
+  opening: O | undefined
 ): Channel.Channel<Chunk.Chunk<O>> =>
   Channel.suspend(() => {
     const box: Mailbox = { events: [], wake: undefined, overflowed: false }
@@ -189,7 +192,11 @@ const following = <O>(
       return events.length === 0 ? live$() : Channel.zipRight(Channel.write(out(events)), Channel.suspend(next))
     }
     const events = fresh(turn.log)
-    const logged = events.length === 0 ? Channel.void : Channel.write(out(events))
+    // The opening and what the log holds already leave as one piece.
+    const first = events.length === 0 ? undefined : out(events)
+    const logged = opening === undefined
+      ? first === undefined ? Channel.void : Channel.write(first)
+      : Channel.write(first === undefined ? Chunk.of(opening) : Chunk.prepend(first, opening))
     return Channel.ensuring(
       Channel.zipRight(logged, Channel.suspend(events.length === 0 ? live$ : next)),
       Effect.sync(() => void turn.followers.delete(box))

@@ -5,7 +5,7 @@
 import { Sse } from "@effect/experimental"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import type { ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import type { EventWriter, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
@@ -26,7 +26,7 @@ const utf8 = new TextEncoder()
  * says its first event within them, so the head, this comment and that event leave in one socket write (each
  * write to a loopback socket costs the kernel's send path, about as much CPU as a stage of the stream).
  */
-const opening = Stream.succeed(utf8.encode(": connected\n\n"))
+const opening = utf8.encode(": connected\n\n")
 
 /**
  * The SSE bytes of a turn's events: each piece of events that arrived together encoded as one write, by the
@@ -38,6 +38,7 @@ const opening = Stream.succeed(utf8.encode(": connected\n\n"))
  * both in one write.
  */
 const writer = (socket: Socket | undefined): EventWriter<Uint8Array> => ({
+  opening,
   write: (events) => {
     let text = ""
     for (const event of events) text += encodeEvent(event)
@@ -56,7 +57,7 @@ export const response = (ticket: Pick<Ticket, "written">) =>
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     // Undefined when the request did not come through Node's HTTP server.
     const socket = (NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined)?.socket ?? undefined
-    return HttpServerResponse.stream(Stream.concat(opening, ticket.written(writer(socket))), {
+    return HttpServerResponse.stream(ticket.written(writer(socket)), {
       contentType: "text/event-stream",
       headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
     })
