@@ -20,6 +20,7 @@ import { Transactions } from "../../services/node/Transactions.js"
 import { placeWidgetTool, WidgetPlacement } from "../../services/node/WidgetPlacement.js"
 import { OfferedActions, performTool } from "../../services/node/OfferedActions.js"
 import { type Submission, TurnEngine } from "../../services/node/TurnEngine.js"
+import * as Deadlines from "./services/Deadlines.js"
 import * as Agent from "./turns/Agent.js"
 import * as Checkpoints from "./turns/Checkpoints.js"
 import * as HostControl from "./turns/HostControl.js"
@@ -166,6 +167,7 @@ export const make = (settings: TurnSettings) =>
       model,
       checkpoints,
       wallClock: settings.wallClock,
+      deadlines: yield* Deadlines.make(yield* Effect.scope),
       runTool,
       nodeTools: [...(Option.isSome(placement) ? [placeWidgetTool] : []), ...(Option.isSome(offers) ? [performTool] : [])],
       packageTools: Option.match(packageTools, { onNone: () => Effect.succeed([]), onSome: (tools) => tools.offered }),

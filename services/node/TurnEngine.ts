@@ -60,6 +60,18 @@ export interface Continuation {
 /** What the engine did with a message. */
 export type Disposition = "started" | "steered" | "waiting" | "interrupting" | "app-intent" | "replayed"
 
+/** How a follower writes out the events that arrived together. */
+export interface EventWriter<O> {
+  /** Sent first, before any event: even a stream that waits for its turn to start has it at once. */
+  readonly opening?: O | undefined
+  readonly write: (events: ReadonlyArray<TurnEvent>) => O
+  /**
+   * Called when the reader asks for the next piece after taking one (so after it wrote it out), unless that piece
+   * ended the stream (it held `done`).
+   */
+  readonly taken?: (() => void) | undefined
+}
+
 /** What the submitter of one message follows. */
 export interface Ticket {
   readonly disposition: Disposition
@@ -72,6 +84,12 @@ export interface Ticket {
    * Interrupting the stream only stops the delivery; the turn goes on.
    */
   readonly events: Stream.Stream<TurnEvent>
+  /**
+   * The same events, each piece that arrived together written out by `writer` as one element (a response's bytes).
+   * For a turn that is running this is the follower itself, not a stage piped after `events`: one channel step
+   * less per piece and one channel executor less to close when the stream ends.
+   */
+  readonly written: <O>(writer: EventWriter<O>) => Stream.Stream<O>
   /** The result, once the answering turn has ended. */
   readonly result: Effect.Effect<MessageResult>
 }

@@ -44,6 +44,32 @@ describe("followers", () => {
       expect(textOf(reply)).toBe("one two three")
     })))
 
+  it.scoped("a stream opens with its comment at once, also one whose message waits behind the running turn", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const path = `/conversations/${id}/messages/stream`
+      // Raw bytes: the framing before any event is the point.
+      const firstBytes = (as: "person" | "cli-api", enough: (text: string) => boolean) =>
+        Effect.promise(async () => {
+          const response = await fetch(`${node.baseUrl}${path}`, {
+            method: "POST",
+            headers: { ...node.headers(as), "content-type": "application/json" },
+            body: JSON.stringify({ text: "forever" })
+          })
+          const reader = response.body!.getReader()
+          let text = ""
+          while (!enough(text)) text += new TextDecoder().decode((await reader.read()).value)
+          await reader.cancel()
+          return text
+        })
+      const running = yield* firstBytes("person", (text) => text.includes("event: delta"))
+      expect(running.startsWith(": connected\n\nid: task_")).toBe(true)
+      expect(running).toContain("event: delta\n")
+      // Another origin's message waits (rule 2): its response says nothing yet but the opening comment.
+      expect(yield* firstBytes("cli-api", (text) => text.length > 0)).toBe(": connected\n\n")
+    })))
+
   it.scoped("an app intent's only event is done, without an id it could not resume", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode

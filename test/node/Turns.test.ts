@@ -280,6 +280,31 @@ describe("rule 8: a single turn stops at the wall-clock limit", () => {
       expect(done.timeline.entries[1]).toMatchObject({ status: "stopped", note: "Stopped after the 5m limit of a single turn." })
       expect(textOf(done.timeline.entries[1])).toBe("start ")
     })))
+
+  it.scoped("each turn has its own 5 minutes from its start, and a turn that ended before takes none from the others", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const [early, later, short] = [yield* conversation, yield* conversation, yield* conversation]
+      const path = (id: string) => `/conversations/${id}/messages/stream`
+      const ended = yield* node.stream(path(short), { text: "slow" })
+      const first = yield* node.stream(path(early), { text: "forever" })
+      yield* first.until(hasEvent("delta"))
+      yield* TestClock.adjust(Duration.seconds(1))
+      expect(doneOf(yield* ended.ended).resolution).toBe("answered")
+      yield* TestClock.adjust(Duration.minutes(2))
+      const second = yield* node.stream(path(later), { text: "forever" })
+      yield* second.until(hasEvent("delta"))
+      // 5 minutes after the first turn's start: it stops, the second (started 2 minutes later) goes on.
+      yield* TestClock.adjust(Duration.seconds(179))
+      expect(doneOf(yield* first.ended).resolution).toBe("stopped")
+      yield* TestClock.adjust(Duration.minutes(1))
+      expect(second.events.map((e) => e.event)).not.toContain("done")
+      expect((yield* timeline(later))[1]).toMatchObject({ status: "writing" })
+      yield* TestClock.adjust(Duration.minutes(2))
+      const done = doneOf(yield* second.ended)
+      expect(done.resolution).toBe("stopped")
+      expect(done.timeline.entries[1]).toMatchObject({ status: "stopped", note: "Stopped after the 5m limit of a single turn." })
+    })))
 })
 
 describe("following turns", () => {

@@ -3,11 +3,12 @@
  * they come, tool calls run between rounds, steered messages join at the next
  * round), and the turn's end, stored before its `done` goes out.
  */
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Scheduler } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, FiberId, Option, Scheduler } from "effect"
 import type { MessageResult, Ref } from "../../../schema/node/Conversation.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import type { ModelEvent, ModelFailure, ModelMessage, ModelProvider, ToolSpec } from "../../../services/node/ModelProvider.js"
 import type { TurnEventName } from "../../../services/node/TurnEngine.js"
+import type { Deadlines } from "../services/Deadlines.js"
 import type { Checkpoints } from "./Checkpoints.js"
 import { type ToolOutcome, tools } from "./Tools.js"
 import { appendText, nextEvent, publish, replaceBlock, type Status, textOf, type Turn } from "./Turn.js"
@@ -46,6 +47,8 @@ export interface Options {
   readonly model: ModelProvider["Type"]
   readonly checkpoints: Checkpoints
   readonly wallClock: Duration.Duration
+  /** Where the turns' wall clocks wait: one sleeper for all of them. */
+  readonly deadlines: Deadlines
   readonly runTool: (turn: Turn, name: string, input: unknown) => Effect.Effect<ToolOutcome>
   /** The tools of installed packages offered beside the node's own (read once per turn). */
   readonly packageTools: Effect.Effect<ReadonlyArray<ToolSpec & { readonly packageId: string; readonly risk: string }>>
@@ -57,7 +60,7 @@ export interface Options {
   readonly ended: (turn: Turn) => Effect.Effect<void>
 }
 
-export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], packageTools, runTool, store, wallClock }: Options) => {
+export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeTools = [], packageTools, runTool, store, wallClock }: Options) => {
   const ownTools = nodeTools.length === 0 ? tools : [...tools, ...nodeTools]
   const emit = (turn: Turn, event: TurnEventName, data: unknown): void => {
     // Followers first: whatever this wakes is queued in this order, and the event is what a person waits for.
@@ -221,34 +224,39 @@ export const make = ({ checkpoints, ended, model, nextSteers, nodeTools = [], pa
     })
 
   /**
-   * The wall clock of a turn: a child of the turn's fiber (interrupted when the turn's fiber ends) that stops the
-   * turn as a stop does, with its own note. One fiber and a timer, where `Effect.timeoutFail` raced two child
-   * fibers per turn.
+   * The wall clock of a turn: a deadline on the engine's Deadlines (one sleeper for every turn, on the Clock) that
+   * stops the turn as a stop does, with its own note; disarmed when the turn's work ends. A child fiber per turn
+   * (forked at its start, interrupted at its end) was a share of every start and of every stopped turn's end.
+   * Armed on the default scheduler: a sleeper forked here would otherwise keep this turn's paced scheduler (and
+   * with it this turn) for as long as it runs.
    */
   const limit = (turn: Turn) =>
-    Effect.fork(Effect.zipRight(
-      Effect.sleep(wallClock),
-      Effect.suspend(() => {
+    Effect.withScheduler(
+      deadlines.arm(Duration.toMillis(wallClock), () => {
         turn.stopNote ??= notes.wallClock(wallClock)
-        return turn.fiber === undefined ? Effect.void : Fiber.interruptFork(turn.fiber)
-      })
-    ))
+        turn.fiber?.unsafeInterruptAsFork(FiberId.none)
+      }),
+      Scheduler.defaultScheduler
+    )
 
   /** The turn's whole life, on its own fiber: interrupting that fiber stops it with its text kept. */
   const run = (turn: Turn): Effect.Effect<void> =>
-    // The turn's fiber starts synchronously, inside its start-up transaction; yielding first lets the start-up
-    // finish and its response subscribe, so the first delta goes out live instead of waiting in the log for them.
-    Effect.zipRight(Effect.yieldNow(), agentLoop(turn)).pipe(
-      Effect.catchTag("ModelFailure", (failure: ModelFailure) =>
-        Effect.gen(function*() {
-          turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
-          emit(turn, "error", { code: failure.code, message: failure.message })
-          return yield* Effect.fail(failure)
-        })),
-      (loop) => Effect.zipRight(limit(turn), loop),
-      Effect.onExit((exit) => finish(turn, exit)),
-      Effect.ignore
-    )
+    Effect.suspend(() => {
+      let disarm: Effect.Effect<void> = Effect.void
+      // The turn's fiber starts synchronously, inside its start-up transaction; yielding first lets the start-up
+      // finish and its response subscribe, so the first delta goes out live instead of waiting in the log for them.
+      return Effect.zipRight(Effect.yieldNow(), agentLoop(turn)).pipe(
+        Effect.catchTag("ModelFailure", (failure: ModelFailure) =>
+          Effect.gen(function*() {
+            turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
+            emit(turn, "error", { code: failure.code, message: failure.message })
+            return yield* Effect.fail(failure)
+          })),
+        (loop) => Effect.zipRight(Effect.map(limit(turn), (armed) => void (disarm = armed)), loop),
+        Effect.onExit((exit) => Effect.zipRight(Effect.suspend(() => disarm), finish(turn, exit))),
+        Effect.ignore
+      )
+    })
 
   return { run, emit }
 }

@@ -1,9 +1,9 @@
 /** What a submitter follows, for each way a message can go (docs: message rules 1-6). */
-import { Deferred, Effect, Option, Stream } from "effect"
+import { Channel, Chunk, Deferred, Effect, Option, Stream } from "effect"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
-import type { Submission, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
+import type { EventWriter, Submission, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
-import { follow, type Turn } from "./Turn.js"
+import { follow, followWritten, type Turn } from "./Turn.js"
 
 /** How a waiting message ended up: its own turn, or cancelled before it started (with its stored `done`). */
 export type Started = { readonly _tag: "Turn"; readonly turn: Turn } | { readonly _tag: "Cancelled"; readonly done: TurnEvent }
@@ -16,27 +16,59 @@ export interface Waiting {
   readonly started: Deferred.Deferred<Started>
 }
 
+/**
+ * `events` written out by `writer`, as a stage after them: for the streams that are not a running turn's follower
+ * (a replay from the store, an answer that ran no turn), which a response reads once.
+ */
+export const writtenBy = <O>(events: Stream.Stream<TurnEvent>, writer: EventWriter<O>): Stream.Stream<O> => {
+  const loop: Channel.Channel<Chunk.Chunk<O>, Chunk.Chunk<TurnEvent>, never, never, unknown, unknown> = Channel.readWithCause({
+    onInput: (events: Chunk.Chunk<TurnEvent>) =>
+      Channel.zipRight(
+        Channel.write(Chunk.of(writer.write(Chunk.toReadonlyArray(events)))),
+        writer.taken === undefined || (events.length > 0 && Chunk.unsafeLast(events).event === "done")
+          ? loop
+          : Channel.suspend(() => {
+            writer.taken!()
+            return loop
+          })
+      ),
+    onFailure: Channel.failCause,
+    onDone: () => Channel.void
+  })
+  return Stream.pipeThroughChannel(events, writer.opening === undefined ? loop : Channel.zipRight(Channel.write(Chunk.of(writer.opening)), loop))
+}
+
+/** A running turn followed after `afterSeq`. */
+const following = (turn: Turn, afterSeq: number) => ({
+  events: follow(turn, afterSeq),
+  written: <O>(writer: EventWriter<O>) => followWritten(turn, afterSeq, writer)
+})
+
 /** The submitter's own turn. */
 export const own = (turn: Turn): Ticket => ({
   disposition: "started",
   taskId: turn.taskId,
   messageIds: [turn.userMessageId, turn.assistantMessageId],
-  events: follow(turn, 0),
+  ...following(turn, 0),
   result: Deferred.await(turn.result)
 })
 
 /** A message steered into a running turn follows the rest of it; its `done` carries the steered result. */
-export const steered = (turn: Turn): Ticket => ({
-  disposition: "steered",
-  taskId: turn.taskId,
-  messageIds: [],
-  events: follow(turn, turn.seq).pipe(
-    Stream.map((event): TurnEvent => event.event === "done" ? { ...event, data: steeredResult(event.data as MessageResult) } : event)
-  ),
-  result: Effect.map(Deferred.await(turn.result), steeredResult)
-})
+export const steered = (turn: Turn): Ticket => {
+  const from = turn.seq
+  return {
+    disposition: "steered",
+    taskId: turn.taskId,
+    messageIds: [],
+    events: follow(turn, from).pipe(Stream.map(steeredEvent)),
+    written: (writer) => followWritten(turn, from, { ...writer, write: (events) => writer.write(events.map(steeredEvent)) }),
+    result: Effect.map(Deferred.await(turn.result), steeredResult)
+  }
+}
 
 const steeredResult = (answer: MessageResult): MessageResult => ({ ...answer, resolution: "steered", messageIds: [] })
+const steeredEvent = (event: TurnEvent): TurnEvent =>
+  event.event === "done" ? { ...event, data: steeredResult(event.data as MessageResult) } : event
 
 export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting"): Ticket => {
   const outcome = Deferred.await(entry.started)
@@ -46,6 +78,15 @@ export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting")
     messageIds: [entry.userMessageId],
     events: Stream.unwrap(Effect.map(outcome, (started) =>
       started._tag === "Turn" ? follow(started.turn, 0) : Stream.make(started.done))),
+    // The opening goes out before the message has started (its response's head leaves at once).
+    written: (writer) =>
+      Stream.concat(
+        writer.opening === undefined ? Stream.empty : Stream.make(writer.opening),
+        Stream.unwrap(Effect.map(outcome, (started) =>
+          started._tag === "Turn"
+            ? followWritten(started.turn, 0, { ...writer, opening: undefined })
+            : Stream.make(writer.write([started.done]))))
+      ),
     result: Effect.flatMap(outcome, (started) =>
       started._tag === "Turn" ? Deferred.await(started.turn.result) : Effect.succeed(started.done.data as MessageResult))
   }
@@ -67,13 +108,10 @@ export const resultOf = (
   }))
 
 /** An answer that ran no turn: its only event is `done`, without an id, since there is nothing to resume. */
-export const immediate = (messageIds: ReadonlyArray<string>, result: Effect.Effect<MessageResult>): Ticket => ({
-  disposition: "app-intent",
-  taskId: null,
-  messageIds,
-  events: Stream.fromEffect(Effect.map(result, (data): TurnEvent => ({ taskId: null, seq: 1, event: "done", data }))),
-  result
-})
+export const immediate = (messageIds: ReadonlyArray<string>, result: Effect.Effect<MessageResult>): Ticket => {
+  const events = Stream.fromEffect(Effect.map(result, (data): TurnEvent => ({ taskId: null, seq: 1, event: "done", data })))
+  return { disposition: "app-intent", taskId: null, messageIds, events, written: (writer) => writtenBy(events, writer), result }
+}
 
 /** The stored events of an ended turn after `afterSeq`. */
 export const storedEvents = (store: ConversationStore["Type"], taskId: string, afterSeq: number) =>
@@ -94,13 +132,8 @@ export const replay = (store: ConversationStore["Type"], conversationId: string,
       : "answered"
     return { resolution, taskId, messageIds: timeline.entries.map((e) => e.messageId), timeline } satisfies MessageResult
   })
-  return {
-    disposition: "replayed",
-    taskId,
-    messageIds: [messageId],
-    events: taskId === null ? Stream.empty : storedEvents(store, taskId, 0),
-    result
-  }
+  const events = taskId === null ? Stream.empty : storedEvents(store, taskId, 0)
+  return { disposition: "replayed", taskId, messageIds: [messageId], events, written: (writer) => writtenBy(events, writer), result }
 }
 
 /** A turn of this conversation that has ended, followed again after `afterSeq`; none when it has no stored end. */
@@ -110,11 +143,13 @@ export const ended = (store: ConversationStore["Type"], conversationId: string, 
     const done = (yield* store.events(taskId, 0)).find((e) => e.event === "done")
     if (entries.length === 0 || done === undefined) return Option.none<Ticket>()
     const result = done.data as MessageResult
+    const events = storedEvents(store, taskId, afterSeq)
     return Option.some<Ticket>({
       disposition: "replayed",
       taskId,
       messageIds: result.messageIds,
-      events: storedEvents(store, taskId, afterSeq),
+      events,
+      written: (writer) => writtenBy(events, writer),
       result: Effect.succeed(result)
     })
   })
@@ -154,7 +189,7 @@ export const resumed = (
   afterSeq: number
 ): Effect.Effect<Option.Option<Ticket>> => {
   if (running?.taskId === taskId) {
-    return Effect.succeed(Option.some({ ...own(running), disposition: "replayed", events: follow(running, afterSeq) }))
+    return Effect.succeed(Option.some({ ...own(running), disposition: "replayed", ...following(running, afterSeq) }))
   }
   const queued = waitingHere.find((w) => w.taskId === taskId)
   if (queued !== undefined) return Effect.succeed(Option.some(waiting(queued, "waiting")))

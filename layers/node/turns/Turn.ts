@@ -7,7 +7,7 @@ import { Channel, Chunk, Deferred, Effect, type Fiber, Stream } from "effect"
 import type { Block, MessageResult, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel as InputChannel, Surface } from "../../../schema/node/Security.js"
 import type { Phase, Route } from "../../../services/node/Steering.js"
-import type { Submission, TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
+import type { EventWriter, Submission, TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
 
 export type Status = "complete" | "stopped" | "failed"
 
@@ -126,15 +126,35 @@ const maxChunk = 256
 /**
  * The events of a turn after `afterSeq`, ending with its `done`. Its mailbox is in place before it reads the log
  * (both synchronous, in one step), so nothing falls between the two; what is in both is dropped by its seq.
- *
+ */
+export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =>
+  Stream.fromChannel(following(turn, afterSeq, Chunk.unsafeFromArray, undefined, undefined))
+
+/**
+ * `follow`, each piece of events that arrived together written out by `writer` in the same channel step: a response
+ * that wrote them with a stage of its own piped after `follow` paid a channel executor more per response, a step
+ * more per piece, and that executor's close when the stream ended.
+ */
+export const followWritten = <O>(turn: Turn, afterSeq: number, writer: EventWriter<O>): Stream.Stream<O> =>
+  Stream.fromChannel(following(turn, afterSeq, (events) => Chunk.of(writer.write(events)), writer.taken, writer.opening))
+
+/**
  * One channel, written out: register, then a loop that writes the events that arrived together and otherwise
  * waits for the next publish. Stream combinators here (unwrapScoped, concat, filter, takeUntil) each cost a
  * channel step per event, and a flattening step more than one; at 100 streams they doubled the node's CPU per
  * delta against the callbacks they replaced. The mailbox leaves the turn when the channel ends or is
- * interrupted (the client left).
+ * interrupted (the client left). `taken` runs when the reader asks for more after a piece that did not end it;
+ * `opening` is written first (in one channel step with the log, where a stage of its own concatenated before the
+ * follower cost a step per piece and its share of the stream's end).
  */
-export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =>
-  Stream.fromChannel(Channel.suspend(() => {
+const following = <O>(
+  turn: Turn,
+  afterSeq: number,
+  out: (events: Array<TurnEvent>) => Chunk.Chunk<O>,
+  taken: (() => void) | undefined,
+  opening: O | undefined
+): Channel.Channel<Chunk.Chunk<O>> =>
+  Channel.suspend(() => {
     const box: Mailbox = { events: [], wake: undefined, overflowed: false }
     turn.followers.add(box)
     let seen = afterSeq
@@ -161,19 +181,27 @@ export const follow = (turn: Turn, afterSeq: number): Stream.Stream<TurnEvent> =
         box.wake = undefined
       })
     })
-    const live$ = (): Channel.Channel<Chunk.Chunk<TurnEvent>> => {
+    const next = taken === undefined ? live$ : () => {
+      if (!ended) taken()
+      return live$()
+    }
+    function live$(): Channel.Channel<Chunk.Chunk<O>> {
       if (ended || box.overflowed) return Channel.void
       if (box.events.length === 0) return Channel.flatMap(Channel.fromEffect(published), live$)
       const events = fresh(box.events.length <= maxChunk ? box.events.splice(0) : box.events.splice(0, maxChunk))
-      return events.length === 0 ? live$() : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(events)), Channel.suspend(live$))
+      return events.length === 0 ? live$() : Channel.zipRight(Channel.write(out(events)), Channel.suspend(next))
     }
     const events = fresh(turn.log)
-    const logged = events.length === 0 ? Channel.void : Channel.write(Chunk.unsafeFromArray(events))
+    // The opening and what the log holds already leave as one piece.
+    const first = events.length === 0 ? undefined : out(events)
+    const logged = opening === undefined
+      ? first === undefined ? Channel.void : Channel.write(first)
+      : Channel.write(first === undefined ? Chunk.of(opening) : Chunk.prepend(first, opening))
     return Channel.ensuring(
-      Channel.zipRight(logged, Channel.suspend(live$)),
+      Channel.zipRight(logged, Channel.suspend(events.length === 0 ? live$ : next)),
       Effect.sync(() => void turn.followers.delete(box))
     )
-  }))
+  })
 
 export const textOf = (blocks: ReadonlyArray<Block>) =>
   blocks.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("")

@@ -39,6 +39,7 @@ import * as Http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import type { EventWriter } from "../../../services/node/TurnEngine.js"
 
 const argument = (name: string) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -255,7 +256,12 @@ const main = async () => {
     const handlers = HttpApiBuilder.group(api, "bench", (h) =>
       h.handle("ping", () => Effect.succeed(pong)).handle("echo", ({ payload }) => Effect.succeed(payload))
         // The node's own SSE response (src/node/http/Sse.ts) of the same events, as one piece like a turn's log.
-        .handle("events", () => Sse.response(Stream.fromIterable(events as never))))
+        // Given as a ticket's `written` (the follower writes its own bytes) on a Stream of the events, which is
+        // what a baseline from before that change takes.
+        .handle("events", () =>
+          Sse.response(Object.assign(Stream.fromIterable(events as never), {
+            written: <O>(writer: EventWriter<O>) => Stream.make(writer.write(events as never))
+          }) as never)))
     const identity = Layer.succeed(NodeIdentity, {
       nodeId: "bench",
       label: "bench",

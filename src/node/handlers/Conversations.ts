@@ -67,7 +67,7 @@ export const ConversationsLive = HttpApiBuilder.group(NodeApi, "conversations", 
           const ticket = lastEventId !== undefined
             ? yield* engine.resume(path.id, lastEventId)
             : yield* engine.submit({ conversationId: path.id, request: payload, caller, route: "stream" })
-          return yield* Sse.response(ticket.events)
+          return yield* Sse.response(ticket)
         }).pipe(wire))
       .handle("stop", ({ path, payload }) =>
         Effect.gen(function*() {

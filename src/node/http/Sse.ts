@@ -5,10 +5,10 @@
 import { Sse } from "@effect/experimental"
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Channel, Chunk, Effect, Stream } from "effect"
+import { Effect } from "effect"
 import type { ServerResponse } from "node:http"
 import type { Socket } from "node:net"
-import type { TurnEvent } from "../../../services/node/TurnEngine.js"
+import type { EventWriter, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
 
 export const encodeEvent = (event: TurnEvent): string =>
   Sse.encoder.write({
@@ -21,49 +21,43 @@ export const encodeEvent = (event: TurnEvent): string =>
 const utf8 = new TextEncoder()
 
 /**
- * Sent first, so the headers leave even when the turn has nothing to say yet (a waiting message). Not uncorked by
- * the encoder: Node sends it with the headers once the microtasks queued now have run, and a turn that starts
- * with the request says its first event within them, so the head, this comment and that event leave in one
- * socket write (each write to a loopback socket costs the kernel's send path, about as much CPU as a stage of
- * the stream).
+ * Sent first, so the headers leave even when the turn has nothing to say yet (a waiting message). Not uncorked:
+ * Node sends it with the headers once the microtasks queued now have run, and a turn that starts with the request
+ * says its first event within them, so the head, this comment and that event leave in one socket write (each
+ * write to a loopback socket costs the kernel's send path, about as much CPU as a stage of the stream).
  */
-const opening = Chunk.of(utf8.encode(": connected\n\n"))
+const opening = utf8.encode(": connected\n\n")
 
 /**
- * The SSE bytes of a turn's events, as one channel step: the opening comment, then each piece of events that arrived
- * together encoded as one write. The response asks this step for its next piece only after writing the previous
- * one, and that is where the step uncorks the socket: Node's `ServerResponse.write` corks it and uncorks it on
+ * The SSE bytes of a turn's events: each piece of events that arrived together encoded as one write, by the
+ * follower's own channel step (Ticket.written). The response asks for its next piece only after writing the
+ * previous one, and that is where the socket is uncorked: Node's `ServerResponse.write` corks it and uncorks it on
  * `process.nextTick`, which runs only once the microtask queue is empty; with Effect's scheduler running every ready
  * fiber in microtasks, an event would otherwise wait for all of that work (other turns starting, SQL) to leave.
- * A piece that ends with `done` is the last: the response's end follows it at once and sends both in one write.
+ * A piece that ends with `done` is the last and is not uncorked: the response's end follows it at once and sends
+ * both in one write.
  */
-const encoder = (socket: Socket | undefined) => {
-  const uncorked = <A>(next: () => A) => {
-    if (socket?.writableCorked) socket.uncork()
-    return next()
+const writer = (socket: Socket | undefined): EventWriter<Uint8Array> => ({
+  opening,
+  write: (events) => {
+    let text = ""
+    for (const event of events) text += encodeEvent(event)
+    return utf8.encode(text)
+  },
+  taken: socket === undefined ? undefined : () => {
+    if (socket.writableCorked) socket.uncork()
   }
-  const loop: Channel.Channel<Chunk.Chunk<Uint8Array>, Chunk.Chunk<TurnEvent>, never, never, unknown, unknown> = Channel
-    .readWithCause({
-      onInput: (events: Chunk.Chunk<TurnEvent>) =>
-        Channel.zipRight(
-          Channel.write(Chunk.of(utf8.encode(Chunk.join(Chunk.map(events, encodeEvent), "")))),
-          events.length > 0 && Chunk.unsafeLast(events).event === "done" ? loop : Channel.suspend(() => uncorked(() => loop))
-        ),
-      onFailure: Channel.failCause,
-      onDone: () => Channel.void
-    })
-  return Channel.zipRight(Channel.write(opening), loop)
-}
+})
 
 /**
  * The response that follows a turn. The stream runs on the request's fiber: a client that leaves interrupts it, and
- * with it only its own subscription; the turn goes on.
+ * with it only its own follower; the turn goes on.
  */
-export const response = (events: Stream.Stream<TurnEvent>) =>
+export const response = (ticket: Pick<Ticket, "written">) =>
   Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
     // Undefined when the request did not come through Node's HTTP server.
     const socket = (NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined)?.socket ?? undefined
-    return HttpServerResponse.stream(Stream.pipeThroughChannel(events, encoder(socket)), {
+    return HttpServerResponse.stream(ticket.written(writer(socket)), {
       contentType: "text/event-stream",
       headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
     })
