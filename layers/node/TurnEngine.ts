@@ -63,7 +63,9 @@ export const make = (settings: TurnSettings) =>
     const closing = yield* Ref.make(false)
     /** Messages submitted so far: while they keep arriving, running turns' later steps let them go first. */
     let arrivals = 0
-    const afterFirstEvent = Pacing.makeSliced(Pacing.sliceMs, () => arrivals)
+    /** Emergency stops and shutdowns in progress: while one ends every turn, the turns' steps are not paced. */
+    let stoppingAll = 0
+    const afterFirstEvent = Pacing.makeSliced(Pacing.sliceMs, () => arrivals, () => stoppingAll > 0)
     const known = new LRUCache<string, true>({ max: knownConversations })
 
     const requireConversation = (conversationId: string) =>
@@ -97,7 +99,7 @@ export const make = (settings: TurnSettings) =>
         ? Ref.update(states, HashMap.remove(conversationId))
         : Effect.void
 
-    const checkpoints = yield* Checkpoints.make(store, transactions)
+    const checkpoints = yield* Checkpoints.make(store, transactions, () => stoppingAll > 0)
     let engineSubmit: TurnEngine["Type"]["submit"] = () => Effect.dieMessage("not ready")
     const questions = yield* Questions.make({
       store,
@@ -304,7 +306,14 @@ export const make = (settings: TurnSettings) =>
         )
       })
 
-    const { stopConversation, stopEverything } = Stopping.make({ states, locked, prune, cancelWaiting })
+    const stopping = Stopping.make({ states, locked, prune, cancelWaiting })
+    const { stopConversation } = stopping
+    const stopEverything = (note: string) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => void stoppingAll++),
+        () => stopping.stopEverything(note),
+        () => Effect.sync(() => void stoppingAll--)
+      )
 
     const stop: TurnEngine["Type"]["stop"] = (conversationId, source, caller) =>
       Effect.gen(function*() {

@@ -223,13 +223,13 @@ describe("rule 6: stop cancels every waiting message", () => {
       expect(doneOf(yield* waiting.ended).resolution).toBe("cancelled")
     })))
 
-  // More turns than one checkpoint transaction takes, so their ends are stored over several.
-  it.scoped("emergency stop of 40 turns stores every reply stopped with its text, as each done event says", () =>
+  // More turns than one checkpoint transaction takes during a stop (64), so their ends are stored over several.
+  it.scoped("emergency stop of 70 turns stores every reply stopped with its text, as each done event says", () =>
     withNode(Effect.gen(function*() {
-      const ids = yield* Effect.all(Array.from({ length: 40 }, () => conversation))
+      const ids = yield* Effect.all(Array.from({ length: 70 }, () => conversation))
       const streams = yield* Effect.forEach(ids, (id) => writingTurn(id, "person", "forever"), { concurrency: "unbounded" })
       const cli = yield* typedClient("cli-api")
-      expect(yield* cli.conversations.emergencyStop()).toEqual({ stopped: { turns: 40, waiting: 0, jobs: 0, commands: 0 } })
+      expect(yield* cli.conversations.emergencyStop()).toEqual({ stopped: { turns: 70, waiting: 0, jobs: 0, commands: 0 } })
       for (const [i, stream] of streams.entries()) {
         const done = doneOf(yield* stream.ended)
         expect(done.resolution).toBe("stopped")

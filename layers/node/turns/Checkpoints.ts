@@ -17,6 +17,12 @@ const checkpointEvery = Duration.millis(250)
  * run between them, no write holds it for more than a few milliseconds.
  */
 const checkpointChunk = 16
+/**
+ * Turns per transaction while every turn is being stopped (emergency stop, shutdown), written one after another
+ * without a timer between them: every stopped turn's `done` waits for the whole batch, and no other turn runs a
+ * step that a gap would let through, so the gaps only delayed the stop's end.
+ */
+const stoppingChunk = 64
 
 export const resolutionOf = (status: Status): Resolution =>
   status === "complete" ? "answered" : status === "stopped" ? "stopped" : "failed"
@@ -69,7 +75,11 @@ const checkpointOf = (turn: Turn): Checkpoint => {
  * `transactions`: a checkpoint is a unit of work like a turn's start, so it shares a group's COMMIT with the units
  * waiting beside it (SqlTransactions) instead of a transaction of its own.
  */
-export const make = (store: ConversationStore["Type"], transactions: Transactions["Type"]) =>
+export const make = (
+  store: ConversationStore["Type"],
+  transactions: Transactions["Type"],
+  stoppingAll: () => boolean = () => false
+) =>
   Effect.gen(function*() {
     /** Turns marked since the last batch took them; only ever touched synchronously. */
     let dirty: Array<Turn> = []
@@ -89,6 +99,13 @@ export const make = (store: ConversationStore["Type"], transactions: Transaction
 
     const writeBatch = (taken: ReadonlyArray<Turn>) => {
       const checkpoints = taken.map(checkpointOf)
+      if (stoppingAll()) {
+        return Effect.forEach(
+          Arr.chunksOf(checkpoints, stoppingChunk),
+          (chunk) => transactions.atomically(store.checkpoint(chunk)),
+          { discard: true }
+        )
+      }
       return Effect.forEach(
         Arr.chunksOf(checkpoints, checkpointChunk),
         // A zero sleep is a timer: unlike yieldNow (a microtask), it lets the event loop run timers and I/O first.

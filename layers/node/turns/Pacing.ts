@@ -25,9 +25,14 @@ export const maxYieldMs = 50
  * Node's event loop poll for I/O (new connections, requests, stops) between slices (`setImmediate`). Within a
  * slice each task's microtasks (the followers it woke, writing its event to their sockets) run before the next
  * task, so an event leaves as soon as its turn produced it. `arrivals` counts the starts that arrived so far:
- * while it moves from one slice to the next, slices wait (up to `maxYieldMs`).
+ * while it moves from one slice to the next, slices wait (up to `maxYieldMs`). While `draining` (an emergency stop
+ * or shutdown ending every turn) the queue runs without slices and new steps go to the default scheduler.
  */
-export const makeSliced = (sliceMs: number, arrivals: () => number = () => 0): Scheduler.Scheduler => {
+export const makeSliced = (
+  sliceMs: number,
+  arrivals: () => number = () => 0,
+  draining: () => boolean = () => false
+): Scheduler.Scheduler => {
   const queue: Array<Task> = []
   let head = 0
   let pumping = false
@@ -41,7 +46,9 @@ export const makeSliced = (sliceMs: number, arrivals: () => number = () => 0): S
       pumping = false
       return
     }
-    if (performance.now() - sliceStart >= sliceMs) {
+    // While every turn is being stopped, the queue runs to its end: the stop's answer and every stream's `done`
+    // wait for all the ending turns, so spreading their steps over many turns of the event loop only delays them.
+    if (!draining() && performance.now() - sliceStart >= sliceMs) {
       setImmediate(slice)
       return
     }
@@ -57,7 +64,7 @@ export const makeSliced = (sliceMs: number, arrivals: () => number = () => 0): S
   const slice = () => {
     const now = performance.now()
     const latest = arrivals()
-    if (latest !== seen) {
+    if (latest !== seen && !draining()) {
       // Starts arrived since the last look: Node reads about one new connection per turn of its loop, so the
       // next turn's poll goes first, as long as starts keep coming and for at most `maxYieldMs`.
       seen = latest
@@ -74,7 +81,7 @@ export const makeSliced = (sliceMs: number, arrivals: () => number = () => 0): S
   return Scheduler.make((task, priority, fiber) => {
     // Nothing queued and no start arrived since the last slice looked: nothing waits for the event loop's poll,
     // so the step runs as any fiber's does (a lone turn's deltas take no `setImmediate` hop).
-    if (!pumping && arrivals() === seen) return Scheduler.defaultScheduler.scheduleTask(task, priority, fiber)
+    if (!pumping && (arrivals() === seen || draining())) return Scheduler.defaultScheduler.scheduleTask(task, priority, fiber)
     queue.push(task)
     if (!pumping) {
       pumping = true
