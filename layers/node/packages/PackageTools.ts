@@ -82,8 +82,7 @@ export const make = (options: Options = {}) =>
     const again = AskAgain.make({ approvals, records, audit, approvalTtl })
 
     /** Read again only after an install: a turn's start reads no table for its tools. */
-    const rebuilt = SynchronizedRef.modifyEffect(catalogue, (cached) =>
-      Effect.gen(function*() {
+    const rebuilt = SynchronizedRef.modifyEffect(catalogue, Effect.fnUntraced(function*(cached: Catalogue | undefined) {
         const revision = yield* records.revision
         if (cached !== undefined && cached.revision === revision) return [cached, cached] as const
         const installed = yield* records.installed
@@ -177,8 +176,7 @@ export const make = (options: Options = {}) =>
       return context.auditByCaller === true ? Effect.succeed({ ...outcome, audit: row }) : Effect.as(audit.append(row), outcome)
     }
 
-    const ask = (context: CallContext, entry: Entry, input: unknown, digest: string) =>
-      Effect.gen(function*() {
+    const ask = Effect.fnUntraced(function*(context: CallContext, entry: Entry, input: unknown, digest: string) {
         const approvalId = yield* makeId("tap")
         const requested = yield* Clock.currentTimeMillis
         const approval: TaskApproval = {
@@ -231,8 +229,7 @@ export const make = (options: Options = {}) =>
             }))))
 
     /** Sends the call; a call with an effect is answered in the ledger, or left unknown. */
-    const send = (context: CallContext, entry: Entry, input: Record<string, unknown>) =>
-      Effect.gen(function*() {
+    const send = Effect.fnUntraced(function*(context: CallContext, entry: Entry, input: Record<string, unknown>) {
         const pkg = { packageId: entry.pkg.packageId, digest: entry.pkg.digest, cachePath: entry.pkg.cachePath, manifest: entry.pkg.manifest }
         if (!(yield* Ref.get(used))) yield* Ref.set(used, true)
         const newEffect: NewEffect = {
@@ -297,8 +294,7 @@ export const make = (options: Options = {}) =>
         }, true))
       })
 
-    const call = (context: CallContext, name: string, input: unknown) =>
-      Effect.gen(function*() {
+    const call = Effect.fnUntraced(function*(context: CallContext, name: string, input: unknown) {
         const entry = (yield* current).byName.get(name)
         if (entry === undefined) {
           return {
@@ -332,8 +328,7 @@ export const make = (options: Options = {}) =>
         }
       })
 
-    const decide: PackageTools["Type"]["decide"] = (taskId, approvalId, decision, digest) =>
-      Effect.gen(function*() {
+    const decide: PackageTools["Type"]["decide"] = Effect.fnUntraced(function*(taskId, approvalId, decision, digest) {
         const found = yield* approvals.get(approvalId)
         if (Option.isNone(found) || found.value.taskId !== taskId) return yield* new ApprovalNotFound({ approvalId })
         const approval = found.value

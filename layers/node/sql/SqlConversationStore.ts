@@ -97,8 +97,7 @@ export const make = Effect.gen(function*() {
    * and one inserts the rows; none when the conversation does not exist (the first statement finds no row). The
    * caller provides the transaction.
    */
-  const insertRows = (conversationId: string, messages: ReadonlyArray<Omit<NewMessage, "conversationId">>) =>
-    Effect.gen(function*() {
+  const insertRows = Effect.fnUntraced(function*(conversationId: string, messages: ReadonlyArray<Omit<NewMessage, "conversationId">>) {
       const at = yield* now
       const count = messages.length
       const [taken] = yield* run(sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},

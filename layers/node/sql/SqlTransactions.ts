@@ -125,31 +125,35 @@ export const make = Effect.gen(function*() {
    * Runs a group on its own fiber: a submitter that leaves does not interrupt the others' work. Members that join
    * while it runs are taken in the same transaction; the outcomes go out after COMMIT.
    */
-  const runGroup = (group: Group) =>
-    Effect.gen(function*() {
-      const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
-      yield* traced(orDieSql(transaction((connection) =>
-        Effect.gen(function*() {
-          for (let next = 0; next < group.members.length; next++) {
-            const member = group.members[next]!
-            done.push([member, yield* (next === 0 ? runFirst(member, connection) : runMember(member, connection))])
-          }
-          // Closed before COMMIT: a unit that arrives now starts the next group, which waits for this one's connection.
-          group.open = false
-          if (current === group) current = undefined
-        })
-      )))
-      for (const [member, exit] of done) yield* Deferred.done(member.outcome, exit)
-    }).pipe(
-      Effect.onExit((exit) =>
-        Effect.gen(function*() {
-          group.open = false
-          if (current === group) current = undefined
-          // A COMMIT that failed, or the node closing: nothing of this group is stored, and each member learns it.
-          if (Exit.isFailure(exit)) for (const member of group.members) yield* Deferred.failCause(member.outcome, exit.cause)
-        })
-      )
-    )
+  /** The group's members in its transaction, their outcomes in `done`. */
+  const runMembers = Effect.fnUntraced(function*(
+    group: Group,
+    connection: SqlConnection.Connection,
+    done: Array<readonly [Member, Exit.Exit<unknown, unknown>]>
+  ) {
+    for (let next = 0; next < group.members.length; next++) {
+      const member = group.members[next]!
+      done.push([member, yield* (next === 0 ? runFirst(member, connection) : runMember(member, connection))])
+    }
+    // Closed before COMMIT: a unit that arrives now starts the next group, which waits for this one's connection.
+    group.open = false
+    if (current === group) current = undefined
+  })
+
+  const closeGroup = Effect.fnUntraced(function*(group: Group, exit: Exit.Exit<void>) {
+    group.open = false
+    if (current === group) current = undefined
+    // A COMMIT that failed, or the node closing: nothing of this group is stored, and each member learns it.
+    if (Exit.isFailure(exit)) for (const member of group.members) yield* Deferred.failCause(member.outcome, exit.cause)
+  })
+
+  // Generators hoisted (Effect.fnUntraced) rather than made per group: docs/decisions.md, "Widget presses: a
+  // generator function made per call".
+  const runGroup = Effect.fnUntraced(function*(group: Group) {
+    const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
+    yield* traced(orDieSql(transaction((connection) => runMembers(group, connection, done))))
+    for (const [member, exit] of done) yield* Deferred.done(member.outcome, exit)
+  }, (effect, group) => Effect.onExit(effect, (exit) => closeGroup(group, exit)))
 
   const atomically: Transactions["Type"]["atomically"] = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.withFiberRuntime<A, E, R>((fiber) => {

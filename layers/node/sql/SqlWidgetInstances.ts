@@ -115,8 +115,7 @@ export const make = Effect.gen(function*() {
     )
 
   /** The instance and the earlier press of this invocation id, if any, in one statement (a LEFT JOIN). */
-  const forPress: WidgetInstances["Type"]["forPress"] = (conversationId, instanceId, invocationId) =>
-    Effect.gen(function*() {
+  const forPress: WidgetInstances["Type"]["forPress"] = Effect.fnUntraced(function*(conversationId: string, instanceId: string, invocationId: string) {
       const [raw] = yield* sql<Record<string, unknown>>`SELECT ${columns}, p.status AS press_status,
         p.answer AS press_answer FROM widget_instances i LEFT JOIN widget_presses p
         ON p.instance_id = i.id AND p.invocation_id = ${invocationId}
@@ -128,7 +127,7 @@ export const make = Effect.gen(function*() {
         ? Option.none()
         : Option.some(toRecord(yield* decodePress({ status: pressStatus, answer: pressAnswer })))
       return Option.some({ instance, earlier })
-    }).pipe(Effect.orDie)
+    }, (effect) => Effect.orDie(effect))
 
   const viewState = (conversationId: string, instanceId: string) =>
     sql`SELECT view_sequence, view_invocation, view_state, state_revision FROM widget_instances

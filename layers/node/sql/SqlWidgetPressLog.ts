@@ -51,12 +51,11 @@ export const make = Effect.gen(function*() {
     )
 
   return WidgetPressLog.of({
-    claim: (press) =>
-      Effect.gen(function*() {
+    claim: Effect.fnUntraced(function*(press: Parameters<WidgetPressLog["Type"]["claim"]>[0]) {
         const inserted = yield* sql`INSERT INTO widget_presses ${sql.insert({ ...press, status: "running", answer: null })}
           ON CONFLICT DO NOTHING RETURNING instance_id`
         return inserted.length === 1 ? Option.none() : yield* get(press.instanceId, press.invocationId)
-      }).pipe(Effect.orDie),
+      }, (effect) => Effect.orDie(effect)),
     get,
     // The answer is a typed value built by the press (or a refusal's encoded fields): written as JSON without
     // walking the Answer schema again; it is decoded with that schema when read.

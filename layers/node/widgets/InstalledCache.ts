@@ -15,8 +15,7 @@ interface Held {
 export const make = Effect.gen(function*() {
   const records = yield* PackageRecords
   const held = yield* Ref.make<Held>({ revision: -1, byId: new Map() })
-  return (packageId: string): Effect.Effect<Option.Option<InstalledPackage>> =>
-    Effect.gen(function*() {
+  return Effect.fnUntraced(function*(packageId: string) {
       const revision = yield* records.revision
       const now = yield* Ref.get(held)
       const hit = now.revision === revision ? now.byId.get(packageId) : undefined

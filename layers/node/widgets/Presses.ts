@@ -55,8 +55,7 @@ export const make = Effect.gen(function*() {
   const interrupted = yield* log.interruptRunning
   if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget presses were cut off by the last stop`)
 
-  const rate = (instance: WidgetInstance, binding: WidgetBinding) =>
-    Effect.gen(function*() {
+  const rate = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding) {
       const now = yield* Clock.currentTimeMillis
       const key = `${instance.instanceId}\u0000${binding.id}`
       const admission = yield* Ref.modify(windows, (map) => {
@@ -73,8 +72,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** The package is still installed as the widget was placed from (a reinstall of that listing brings it back). */
-  const installed = (instance: WidgetInstance) =>
-    Effect.gen(function*() {
+  const installed = Effect.fnUntraced(function*(instance: WidgetInstance) {
       if (instance.packageId === hostPackageId) return undefined
       const pkg = yield* installedRecord(instance.packageId)
       if (Option.isNone(pkg) || pkg.value.contentDigest !== instance.contentDigest || pkg.value.version !== instance.version) {
@@ -83,8 +81,7 @@ export const make = Effect.gen(function*() {
       return pkg.value
     })
 
-  const current = (instance: WidgetInstance, binding: WidgetBinding, press: ActionPress) =>
-    Effect.gen(function*() {
+  const current = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding, press: ActionPress) {
       if (press.expectedRevision !== instance.revision) {
         return yield* new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" })
       }
@@ -94,8 +91,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** Rules 8 and 9: a host-held player's state; no timeline, the instance revision unchanged. */
-  const viewState = (instance: WidgetInstance, binding: WidgetBinding, press: ActionPress, sequence: number) =>
-    Effect.gen(function*() {
+  const viewState = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding, press: ActionPress, sequence: number) {
       const answer = (current: { readonly stateRevision: number; readonly state: unknown }, duplicate: boolean, stale: boolean) => ({
         variant: viewStateVariant as typeof viewStateVariant,
         duplicate,
@@ -133,7 +129,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** The row of the timeline a press that ran (or may have) writes; the revision moves with it. */
-  const recordPress = (
+  const recordPress = Effect.fnUntraced(function*(
     caller: Caller,
     instance: WidgetInstance,
     binding: WidgetBinding,
@@ -141,8 +137,7 @@ export const make = Effect.gen(function*() {
     taskId: string,
     output: unknown,
     status: "done" | "failed"
-  ) =>
-    Effect.gen(function*() {
+  ) {
       yield* store.insertMessage({
         conversationId: instance.conversationId,
         role: "assistant",
@@ -169,13 +164,12 @@ export const make = Effect.gen(function*() {
    * the call's audit row, the timeline row and the revision are left to the press's closing transaction (the call's
    * row written with the press's own, without a commit of its own).
    */
-  const pressTool = (
+  const pressTool = Effect.fnUntraced(function*(
     caller: Caller,
     instance: WidgetInstance,
     binding: Extract<WidgetBinding, { kind: "tool" }>,
     press: ActionPress
-  ) =>
-    Effect.gen(function*() {
+  ) {
       const taskId = yield* makeId("task")
       const offered = (yield* tools.offered).find((t) => t.packageId === instance.packageId && t.tool === binding.tool)
       if (offered === undefined) {
@@ -208,8 +202,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** An agent binding: a turn of its own, its instruction from the manifest and the widget's description as data. */
-  const pressAgent = (caller: Caller, instance: WidgetInstance, press: ActionPress, text: string) =>
-    Effect.gen(function*() {
+  const pressAgent = Effect.fnUntraced(function*(caller: Caller, instance: WidgetInstance, press: ActionPress, text: string) {
       const ticket = yield* engine.submit({
         conversationId: instance.conversationId,
         request: { text },
@@ -231,14 +224,13 @@ export const make = Effect.gen(function*() {
    * 202, the job started by the grant); then the jobs runner records the job and runs it in the background, and the
    * press answers `done` with its `job_` reference at once. A node that cannot run it answers 503 JOB_UNAVAILABLE.
    */
-  const pressJob = (
+  const pressJob = Effect.fnUntraced(function*(
     caller: Caller,
     instance: WidgetInstance,
     binding: Extract<WidgetBinding, { kind: "tool" }>,
     press: ActionPress,
     about: { readonly risk: RiskClass; readonly packageDigest: string }
-  ) =>
-    Effect.gen(function*() {
+  ) {
       const start = {
         conversationId: instance.conversationId,
         instanceId: instance.instanceId,
@@ -291,6 +283,63 @@ export const make = Effect.gen(function*() {
       } satisfies Settle
     })
 
+  /** The press's writes after its call, in the closing transaction. */
+  const closing = Effect.fnUntraced(function*(caller: Caller, instance: WidgetInstance, press: ActionPress, settle: Settle) {
+    const outcome = yield* settle.write
+    yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
+    const row: AuditEntry = {
+      kind: "widget-press",
+      conversationId: instance.conversationId,
+      surface: caller.surface,
+      channel: caller.channel,
+      detail: {
+        instanceId: instance.instanceId,
+        actionBindingId: press.actionBindingId,
+        invocationId: press.invocationId,
+        outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
+      }
+    }
+    // The call's row first, as when the tool path wrote it itself.
+    yield* audit.appendAll(settle.audit === undefined ? [row] : [settle.audit, row])
+    return outcome
+  })
+
+  /** The claim, the press's run and its closing transaction. */
+  const claimed = Effect.fnUntraced(function*(caller: Caller, instance: WidgetInstance, press: ActionPress, run: Effect.Effect<Settle>) {
+    const earlier = yield* log.claim({
+      conversationId: instance.conversationId,
+      instanceId: instance.instanceId,
+      invocationId: press.invocationId,
+      actionBindingId: press.actionBindingId
+    })
+    if (Option.isSome(earlier)) return yield* replay(earlier.value, press.invocationId)
+    // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
+    const settle = yield* run
+    const outcome = yield* transactions.atomically(closing(caller, instance, press, settle))
+    return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
+  })
+
+  const onceMasked = Effect.fnUntraced(function*(
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+    caller: Caller,
+    instance: WidgetInstance,
+    press: ActionPress,
+    run: Effect.Effect<Settle>
+  ) {
+    const key = `${instance.instanceId}\u0000${press.invocationId}`
+    const mine = yield* Deferred.make<PressAnswer, WidgetError>()
+    const owner = yield* Ref.modify(inflight, (map) =>
+      Option.match(HashMap.get(map, key), {
+        onSome: (other) => [other, map] as const,
+        onNone: () => [mine, HashMap.set(map, key, mine)] as const
+      }))
+    if (owner !== mine) return yield* restore(Deferred.await(owner))
+    const result = yield* Effect.exit(claimed(caller, instance, press, run))
+    yield* Deferred.done(mine, result)
+    yield* Ref.update(inflight, HashMap.remove(key))
+    return yield* result
+  })
+
   /**
    * Claims the invocation id and runs the press once; an identical press of this process waits for the first. The
    * claim is its own commit, durable before the call goes out (rule 6); everything written after the call (the
@@ -303,55 +352,9 @@ export const make = Effect.gen(function*() {
     press: ActionPress,
     run: Effect.Effect<Settle>
   ): Effect.Effect<PressAnswer, WidgetError> =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const key = `${instance.instanceId}\u0000${press.invocationId}`
-        const mine = yield* Deferred.make<PressAnswer, WidgetError>()
-        const owner = yield* Ref.modify(inflight, (map) =>
-          Option.match(HashMap.get(map, key), {
-            onSome: (other) => [other, map] as const,
-            onNone: () => [mine, HashMap.set(map, key, mine)] as const
-          }))
-        if (owner !== mine) return yield* restore(Deferred.await(owner))
-        const result = yield* Effect.gen(function*() {
-          const earlier = yield* log.claim({
-            conversationId: instance.conversationId,
-            instanceId: instance.instanceId,
-            invocationId: press.invocationId,
-            actionBindingId: press.actionBindingId
-          })
-          if (Option.isSome(earlier)) return yield* replay(earlier.value, press.invocationId)
-          // Once claimed, the press runs to its answer even when its request goes away: the answer is stored.
-          const settle = yield* run
-          const outcome = yield* transactions.atomically(Effect.gen(function*() {
-            const outcome = yield* settle.write
-            yield* log.answer(instance.instanceId, press.invocationId, stored(outcome))
-            const row: AuditEntry = {
-              kind: "widget-press",
-              conversationId: instance.conversationId,
-              surface: caller.surface,
-              channel: caller.channel,
-              detail: {
-                instanceId: instance.instanceId,
-                actionBindingId: press.actionBindingId,
-                invocationId: press.invocationId,
-                outcome: Either.match(outcome, { onLeft: (failed) => failed.failure, onRight: (body) => body.outcome })
-              }
-            }
-            // The call's row first, as when the tool path wrote it itself.
-            yield* audit.appendAll(settle.audit === undefined ? [row] : [settle.audit, row])
-            return outcome
-          }))
-          return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
-        }).pipe(Effect.exit)
-        yield* Deferred.done(mine, result)
-        yield* Ref.update(inflight, HashMap.remove(key))
-        return yield* result
-      })
-    )
+    Effect.uninterruptibleMask((restore) => onceMasked(restore, caller, instance, press, run))
 
-  const press: WidgetPresses["Type"]["press"] = (caller, conversationId, instanceId, press) =>
-    Effect.gen(function*() {
+  const press: WidgetPresses["Type"]["press"] = Effect.fnUntraced(function*(caller, conversationId, instanceId, press) {
       const problem = shapeProblem(press)
       if (problem !== undefined) return yield* new PressSchemaInvalid({ reason: problem })
       // The instance and an earlier press of this invocation id in one read; the earlier press matters only below.
