@@ -13,6 +13,7 @@ import {
   ServiceToolFailed
 } from "../../../services/node/ServiceErrors.js"
 import type { ServiceCall, ServiceProgress, ServiceToolResult } from "../../../services/node/ServiceRuntime.js"
+import { CallSignal } from "./CallSignal.js"
 import type { Deadlines } from "./Deadlines.js"
 import { sdkTimeoutMillis, type ServiceProcess } from "./ServiceProcess.js"
 
@@ -88,7 +89,7 @@ const exchange = (
   const send = (deadline: Deadline) => Effect.async<Record<string, unknown>, unknown>((resume) => {
     if (deadline.due) return resume(Effect.fail(expired))
     let settled = false
-    const controller = new AbortController()
+    const controller = new CallSignal()
     const token = progress === undefined ? undefined : `clark-${randomUUID()}`
     const stopProgress = token === undefined ? () => undefined : service.onProgress(token, (p) => {
       Queue.unsafeOffer(progress!, p)
@@ -105,11 +106,14 @@ const exchange = (
       ...(token === undefined ? {} : { _meta: { progressToken: token } })
     }, undefined, { signal: controller.signal, timeout: sdkTimeoutMillis }).then(
       (answer) => {
+        // Answered or failed on its own: nothing left to cancel (an abort has already dropped the listener).
+        controller.release()
         if (settled) return
         end()
         resume(Effect.succeed(answer as Record<string, unknown>))
       },
       (error: unknown) => {
+        controller.release()
         if (settled) return
         end()
         resume(Effect.fail(error))

@@ -11,6 +11,7 @@ import * as path from "node:path"
 import type { Tool } from "../../../schema/node/Manifest.js"
 import { ServiceUnreachable } from "../../../services/node/ServiceErrors.js"
 import type { ServicePackage } from "../../../services/node/ServiceRuntime.js"
+import type { CallSignal } from "./CallSignal.js"
 import { dataFolderOf, forSpawn, serviceEnv } from "./ServiceEnv.js"
 
 /**
@@ -42,10 +43,10 @@ export interface ServiceProcess {
   /** Routes `notifications/progress` carrying this token to `listener` until the returned function is called. */
   readonly onProgress: (token: string, listener: (progress: ProgressParams) => void) => () => void
   /**
-   * Registers a call's AbortController until the returned function is called, so that ending the service
+   * Registers a call's CallSignal until the returned function is called, so that ending the service
    * cancels its calls over MCP before stdin closes.
    */
-  readonly track: (controller: AbortController) => () => void
+  readonly track: (controller: CallSignal) => () => void
 }
 
 export interface ProgressParams {
@@ -93,11 +94,11 @@ const routeProgress = (transport: StdioClientTransport) => {
 const entryOf = (pkg: ServicePackage) =>
   Option.fromNullable(pkg.manifest.facets.find((facet) => facet.kind === "service" && facet.isolation === "service")?.entry)
 
-/** The calls in flight, by their AbortControllers (a plain Set: the SDK's promise callbacks update it). */
+/** The calls in flight, by their CallSignals (a plain Set: the SDK's promise callbacks update it). */
 const tracking = () => {
-  const inFlight = new Set<AbortController>()
+  const inFlight = new Set<CallSignal>()
   return {
-    track: (controller: AbortController) => {
+    track: (controller: CallSignal) => {
       inFlight.add(controller)
       return () => {
         inFlight.delete(controller)
