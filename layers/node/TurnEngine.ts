@@ -116,35 +116,33 @@ export const make = (settings: TurnSettings) =>
 
     const cancelWaiting = Waiting.cancel(store)
 
-    const startTurn = (
+    // The per-start generators are made once here, not per call: on Node 20 a generator function made per call gets a
+    // map of its own, which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
+    const startTurn = Effect.fnUntraced(function*(
       state: Stopping.ConversationState,
       submission: Submission,
       taskId: string,
       user: TimelineEntry,
       reply: TimelineEntry,
       history?: ReadonlyArray<TimelineEntry>
-    ) =>
-      Effect.gen(function*() {
+    ) {
         const turn = yield* Turns.make(submission, taskId, user, reply, history)
         state.running = turn
         // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing). The
         // scheduler is the fiber's from its creation, not set by a `withScheduler` step inside it.
         turn.fiber = runTurn(agent.run(turn), { scheduler: Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent) })
         return turn
-      })
+    })
 
     /** Starts the turn of a message that waited; the caller holds the conversation lock. */
-    const startWaiting = (state: Stopping.ConversationState, waiting: Tickets.Waiting) =>
-      Effect.gen(function*() {
+    const startWaiting = Effect.fnUntraced(function*(state: Stopping.ConversationState, waiting: Tickets.Waiting) {
         const { conversationId } = waiting.submission
         const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete" })
         const reply = yield* store.insertMessage(Checkpoints.replyRow(conversationId, waiting.taskId))
         return yield* startTurn(state, waiting.submission, waiting.taskId, user.entry, reply)
-      })
+    })
 
-    const ended = (turn: Turn) =>
-      locked(turn.conversationId, (state) =>
-        Effect.gen(function*() {
+    const endedLocked = Effect.fnUntraced(function*(turn: Turn, state: Stopping.ConversationState) {
           if (state.running === turn) state.running = undefined
           const next = state.waiting.shift()
           if (next !== undefined) {
@@ -157,7 +155,8 @@ export const make = (settings: TurnSettings) =>
             }
           }
           yield* prune(turn.conversationId, state)
-        }))
+    })
+    const ended = (turn: Turn) => locked(turn.conversationId, (state) => endedLocked(turn, state))
 
     const runTool = Tools.runner({ askUserQuestion: questions.ask, hostControl: hostControl.run }, packageTools, placement, {
       service: offers,
@@ -183,15 +182,9 @@ export const make = (settings: TurnSettings) =>
           }))
     })
 
-    const submit: TurnEngine["Type"]["submit"] = (submission) =>
-      Effect.gen(function*() {
-        arrivals++
-        const { caller, conversationId, request } = submission
-        const refs = request.references?.items ?? []
-        // One unit of work, committed with the others that arrive meanwhile (SqlTransactions): the conversation's
-        // check, the message rows, the audit entry, the client request and the history a new turn reads.
-        return yield* locked(conversationId, (state) =>
-          transactions.atomically(Effect.gen(function*() {
+    const submitLocked = Effect.fnUntraced(function*(submission: Submission, state: Stopping.ConversationState) {
+            const { caller, conversationId, request } = submission
+            const refs = request.references?.items ?? []
             // A start in a conversation not known yet (a burst's) reads nothing before its insert, whose first
             // statement finds the conversation or not; when nothing before it could answer (a retry, references).
             const checkedByInsert = request.clientRequestId === undefined && refs.length === 0 && !known.has(conversationId)
@@ -289,7 +282,14 @@ export const make = (settings: TurnSettings) =>
             }
             state.waiting.push(waiting)
             return Tickets.waiting(waiting, "waiting")
-          })))
+    })
+
+    const submit: TurnEngine["Type"]["submit"] = (submission) =>
+      Effect.suspend(() => {
+        arrivals++
+        // One unit of work, committed with the others that arrive meanwhile (SqlTransactions): the conversation's
+        // check, the message rows, the audit entry, the client request and the history a new turn reads.
+        return locked(submission.conversationId, (state) => transactions.atomically(submitLocked(submission, state)))
       })
     engineSubmit = submit
 
@@ -315,8 +315,9 @@ export const make = (settings: TurnSettings) =>
         () => Effect.sync(() => void stoppingAll--)
       )
 
-    const stop: TurnEngine["Type"]["stop"] = (conversationId, source, caller) =>
-      Effect.gen(function*() {
+    const stop: TurnEngine["Type"]["stop"] = Effect.fnUntraced(function*(
+      ...[conversationId, source, caller]: Parameters<TurnEngine["Type"]["stop"]>
+    ) {
         yield* requireConversation(conversationId)
         const stopped = yield* stopConversation(conversationId, Agent.notes.stopped)
         yield* audit.append({
@@ -327,17 +328,18 @@ export const make = (settings: TurnSettings) =>
           detail: { source, stopped: stopped.turns > 0, waitingCancelled: stopped.waiting }
         })
         return stopped.turns > 0
-      })
+    })
 
-    const emergencyStop: TurnEngine["Type"]["emergencyStop"] = (caller) =>
-      Effect.gen(function*() {
+    const emergencyStop: TurnEngine["Type"]["emergencyStop"] = Effect.fnUntraced(function*(
+      ...[caller]: Parameters<TurnEngine["Type"]["emergencyStop"]>
+    ) {
         const stopped = yield* stopEverything(Agent.notes.emergency)
         // The turns' calls were cancelled with them; what still runs of the package services is stopped too.
         const commands = yield* Option.match(packageTools, { onNone: () => Effect.succeed(0), onSome: (t) => t.stopAll })
         const counts = { ...stopped, commands }
         yield* audit.append({ kind: "emergency-stop", surface: caller.surface, channel: caller.channel, detail: counts })
         return counts
-      })
+    })
 
     const shutdown = Effect.zipRight(Ref.set(closing, true), stopEverything(Agent.notes.shutdown))
 

@@ -169,12 +169,11 @@ export const make = Effect.gen(function*() {
    * Takes a message's new revision and returns it with the UPDATE that writes the patch under it; the caller runs
    * that (with RETURNING when it needs the row) in its transaction.
    */
-  const patchUpdate = (conversationId: string, messageId: string, patch: MessagePatch) =>
-    Effect.gen(function*() {
+  const patchUpdate = Effect.fnUntraced(function*(conversationId: string, messageId: string, patch: MessagePatch) {
       const at = yield* now
       const rev = yield* bump(conversationId)
       return { rev, update: patchStatement(messageId, rev, at, patch) }
-    })
+  })
 
   /** Changes a message under a new revision and returns it as changed; the caller provides the transaction. */
   const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
@@ -193,23 +192,29 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  const timeline: ConversationStore["Type"]["timeline"] = (conversationId, after) =>
-    Effect.gen(function*() {
+  const readTimeline = Effect.fnUntraced(function*(conversationId: string, after: number) {
       const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
       const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId} AND rev > ${after}
         ORDER BY seq`
       return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
-    }).pipe(Effect.orDie)
+  })
+  const timeline: ConversationStore["Type"]["timeline"] = (conversationId, after) =>
+    readTimeline(conversationId, after).pipe(Effect.orDie)
 
-  const taskEntries: ConversationStore["Type"]["taskEntries"] = (conversationId, taskId, messageIds) =>
-    Effect.gen(function*() {
+  const readTaskEntries = Effect.fnUntraced(function*(
+    conversationId: string,
+    taskId: string | null,
+    messageIds: ReadonlyArray<string>
+  ) {
       const byTask = taskId === null ? sql`1 = 0` : sql`task_id = ${taskId}`
       const byId = messageIds.length === 0 ? sql`1 = 0` : sql.in("id", messageIds)
       const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
       const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId}
         AND (${byTask} OR ${byId}) ORDER BY seq`
       return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
-    }).pipe(Effect.orDie)
+  })
+  const taskEntries: ConversationStore["Type"]["taskEntries"] = (conversationId, taskId, messageIds) =>
+    readTaskEntries(conversationId, taskId, messageIds).pipe(Effect.orDie)
 
   /**
    * Inserts event rows in chunks of 128, 64, ... 1 rows: a multi-row INSERT is one statement, and with a fixed
@@ -250,8 +255,7 @@ export const make = Effect.gen(function*() {
    * The turns of a checkpoint take their conversations' revisions together (the turns an emergency stop ends are
    * written 16 at a time: one statement for their 16 revisions instead of 16), then each writes its reply.
    */
-  const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
-    inTransaction(Effect.gen(function*() {
+  const writeCheckpoint = Effect.fnUntraced(function*(checkpoints: Parameters<ConversationStore["Type"]["checkpoint"]>[0]) {
       yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
       const at = yield* now
       const revs = yield* bumpAll(checkpoints.map((c) => c.conversationId))
@@ -267,7 +271,9 @@ export const make = Effect.gen(function*() {
         else closing.push(eventRow(taskId, close(yield* saved(patched))))
       }
       yield* insertEvents(closing)
-    })).pipe(Effect.orDie)
+  })
+  const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
+    inTransaction(writeCheckpoint(checkpoints)).pipe(Effect.orDie)
 
   const events: ConversationStore["Type"]["events"] = (taskId, afterSeq) =>
     sql<Row>`SELECT seq, event, data FROM turn_events WHERE task_id = ${taskId} AND seq > ${afterSeq} ORDER BY seq`.pipe(

@@ -120,8 +120,9 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
       )
     })
 
-  const agentLoop = (turn: Turn) =>
-    Effect.gen(function*() {
+  // The per-turn generators are made once, with the agent: on Node 20 a generator function made per call gets a map
+  // of its own, which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
+  const agentLoop = Effect.fnUntraced(function*(turn: Turn) {
       const messages = yield* history(turn)
       const offered = yield* packageTools
       const turnTools = offered.length === 0 ? ownTools : [...ownTools, ...offered]
@@ -168,7 +169,7 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
         for (const steer of steers) messages.push({ role: "user", text: steer })
       }
       turn.phase = "finishing"
-    })
+  })
 
   const outcome = (turn: Turn, exit: Exit.Exit<void, ModelFailure>): [Status, string | null] => {
     if (Exit.isSuccess(exit)) return ["complete", null]
@@ -195,8 +196,10 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
   }
 
   /** Stores the turn's end and its `done` in one checkpoint, then sends `done` and settles the result. */
-  const finish = (turn: Turn, exit: Exit.Exit<void, ModelFailure>): Effect.Effect<void> =>
-    Effect.gen(function*() {
+  const finish: (turn: Turn, exit: Exit.Exit<void, ModelFailure>) => Effect.Effect<void> = Effect.fnUntraced(function*(
+    turn: Turn,
+    exit: Exit.Exit<void, ModelFailure>
+  ) {
       turn.phase = "finishing"
       if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
         yield* Effect.logError("Turn failed", exit.cause)
@@ -221,7 +224,13 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
           data: { reason: status === "failed" ? "failed" : "wall-clock", note }
         })
       }
-    })
+  })
+
+  const modelFailed = Effect.fnUntraced(function*(turn: Turn, failure: ModelFailure) {
+    turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
+    emit(turn, "error", { code: failure.code, message: failure.message })
+    return yield* Effect.fail(failure)
+  })
 
   /**
    * The wall clock of a turn: a deadline on the engine's Deadlines (one sleeper for every turn, on the Clock) that
@@ -246,12 +255,7 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
       // The turn's fiber starts synchronously, inside its start-up transaction; yielding first lets the start-up
       // finish and its response subscribe, so the first delta goes out live instead of waiting in the log for them.
       return Effect.zipRight(Effect.yieldNow(), agentLoop(turn)).pipe(
-        Effect.catchTag("ModelFailure", (failure: ModelFailure) =>
-          Effect.gen(function*() {
-            turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
-            emit(turn, "error", { code: failure.code, message: failure.message })
-            return yield* Effect.fail(failure)
-          })),
+        Effect.catchTag("ModelFailure", (failure: ModelFailure) => modelFailed(turn, failure)),
         (loop) => Effect.zipRight(Effect.map(limit(turn), (armed) => void (disarm = armed)), loop),
         Effect.onExit((exit) => Effect.zipRight(Effect.suspend(() => disarm), finish(turn, exit))),
         Effect.ignore

@@ -32,8 +32,9 @@ interface Stopped {
 
 export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
   /** Under the lock: the waiting messages cancelled, the turn labelled with `note`; the caller interrupts it. */
-  const stopLocked = (conversationId: string, note: string) => (state: ConversationState) =>
-    Effect.gen(function*() {
+  // The generators are made once, not per call: on Node 20 a generator function made per call gets a map of its own,
+  // which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
+  const stopStateLocked = Effect.fnUntraced(function*(conversationId: string, note: string, state: ConversationState) {
       const waiting = state.waiting.splice(0)
       for (const w of waiting) {
         const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
@@ -43,16 +44,20 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
       if (turn !== undefined) turn.stopNote = note
       else yield* prune(conversationId, state)
       return { turn, waiting: waiting.length }
-    })
+  })
+  const stopLocked = (conversationId: string, note: string) => (state: ConversationState) =>
+    stopStateLocked(conversationId, note, state)
 
   /** Stops a conversation's turn and waiting messages; returns what was stopped once the turn has ended. */
-  const stopConversation = (conversationId: string, note: string): Effect.Effect<Stopped> =>
-    Effect.gen(function*() {
+  const stopConversation: (conversationId: string, note: string) => Effect.Effect<Stopped> = Effect.fnUntraced(function*(
+    conversationId: string,
+    note: string
+  ) {
       const { turn, waiting } = yield* locked(conversationId, stopLocked(conversationId, note))
       // Interrupting waits for the turn's end: its text stored, labelled stopped, and its `done` sent.
       if (turn?.fiber !== undefined) yield* Fiber.interrupt(turn.fiber)
       return { turns: turn === undefined ? 0 : 1, waiting }
-    })
+  })
 
   /**
    * Every conversation, without a fiber each (a fork per conversation, 200 for the emergency stop's 200 turns, was
@@ -60,8 +65,7 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
    * whose lock is held (a start committing) or whose state was replaced meanwhile is stopped as `stop` does, side by
    * side with the interruption of every other turn (all at once), not after their ends.
    */
-  const stopEverything = (note: string) =>
-    Effect.gen(function*() {
+  const stopEverything = Effect.fnUntraced(function*(note: string) {
       const stopped: Array<Stopped> = []
       const fibers: Array<Fiber.RuntimeFiber<void>> = []
       const busy: Array<string> = []
@@ -87,7 +91,7 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
           { concurrent: true }
         )
       return stoppedTotals([...stopped, ...others])
-    })
+  })
 
   return { stopConversation, stopEverything }
 }

@@ -59,14 +59,21 @@ export interface Turn {
 }
 
 /** A turn about to run: its user message and reply stored, nothing said yet. */
-export const make = (
+// Made once, not per call: on Node 20 a generator function made per call gets a map of its own, which keeps what it
+// captured alive through scavenges until a full collection (docs/decisions.md).
+export const make: (
   submission: Submission,
   taskId: string,
   user: TimelineEntry,
   reply: TimelineEntry,
   history: ReadonlyArray<TimelineEntry> | undefined
-): Effect.Effect<Turn> =>
-  Effect.gen(function*() {
+) => Effect.Effect<Turn> = Effect.fnUntraced(function*(
+  submission: Submission,
+  taskId: string,
+  user: TimelineEntry,
+  reply: TimelineEntry,
+  history: ReadonlyArray<TimelineEntry> | undefined
+) {
     return {
       taskId,
       conversationId: submission.conversationId,
@@ -91,7 +98,7 @@ export const make = (
       stopNote: undefined,
       fiber: undefined
     }
-  })
+})
 
 /** Appends an event to the log and hands it to the live followers, synchronously: the hot path of a delta. */
 export const publish = (turn: Turn, event: TurnEvent): void => {
