@@ -56,15 +56,19 @@ export const make = Effect.gen(function*() {
       Effect.map(([row]) => num(row!.rev))
     )
 
+  // The generators of the store's per-call work are made once, here: on Node 20 a generator function made per call
+  // gets a map of its own, which keeps what it captured alive through scavenges until a full collection
+  // (docs/decisions.md).
+  const insertConversation = Effect.fnUntraced(function*(homeNodeId: string, title: string | null) {
+    const id = yield* makeId("conv")
+    const at = yield* now
+    yield* sql`INSERT INTO conversations ${
+      sql.insert({ id, homeNodeId, title, rev: 0, nextSeq: 0, createdAt: at, updatedAt: at })
+    }`
+    return { id, homeNodeId, title }
+  })
   const create: ConversationStore["Type"]["create"] = (homeNodeId, title) =>
-    Effect.gen(function*() {
-      const id = yield* makeId("conv")
-      const at = yield* now
-      yield* sql`INSERT INTO conversations ${
-        sql.insert({ id, homeNodeId, title, rev: 0, nextSeq: 0, createdAt: at, updatedAt: at })
-      }`
-      return { id, homeNodeId, title }
-    }).pipe(Effect.orDie)
+    insertConversation(homeNodeId, title).pipe(Effect.orDie)
 
   const get: ConversationStore["Type"]["get"] = (id) =>
     sql<Row>`SELECT id, home_node_id, title FROM conversations WHERE id = ${id}`.pipe(
