@@ -197,10 +197,10 @@ export const make = Effect.gen(function*() {
     )
 
   const readTimeline = Effect.fnUntraced(function*(conversationId: string, after: number) {
-      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
-      const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId} AND rev > ${after}
-        ORDER BY seq`
-      return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
+    const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
+    const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId} AND rev > ${after}
+      ORDER BY seq`
+    return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
   })
   const timeline: ConversationStore["Type"]["timeline"] = (conversationId, after) =>
     readTimeline(conversationId, after).pipe(Effect.orDie)
@@ -210,12 +210,12 @@ export const make = Effect.gen(function*() {
     taskId: string | null,
     messageIds: ReadonlyArray<string>
   ) {
-      const byTask = taskId === null ? sql`1 = 0` : sql`task_id = ${taskId}`
-      const byId = messageIds.length === 0 ? sql`1 = 0` : sql.in("id", messageIds)
-      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
-      const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId}
-        AND (${byTask} OR ${byId}) ORDER BY seq`
-      return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
+    const byTask = taskId === null ? sql`1 = 0` : sql`task_id = ${taskId}`
+    const byId = messageIds.length === 0 ? sql`1 = 0` : sql.in("id", messageIds)
+    const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
+    const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId}
+      AND (${byTask} OR ${byId}) ORDER BY seq`
+    return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
   })
   const taskEntries: ConversationStore["Type"]["taskEntries"] = (conversationId, taskId, messageIds) =>
     readTaskEntries(conversationId, taskId, messageIds).pipe(Effect.orDie)
@@ -260,21 +260,21 @@ export const make = Effect.gen(function*() {
    * written 16 at a time: one statement for their 16 revisions instead of 16), then each writes its reply.
    */
   const writeCheckpoint = Effect.fnUntraced(function*(checkpoints: Parameters<ConversationStore["Type"]["checkpoint"]>[0]) {
-      yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
-      const at = yield* now
-      const revs = yield* bumpAll(checkpoints.map((c) => c.conversationId))
-      const closing: Array<ReturnType<typeof eventRow>> = []
-      for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
-        const taken = revs?.get(conversationId)
-        if (revs !== undefined && taken === undefined) return yield* Effect.dieMessage(`No conversation ${conversationId}`)
-        const patched = taken === undefined
-          ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
-          : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
-        // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
-        if (close === undefined) yield* run(patched.update)
-        else closing.push(eventRow(taskId, close(yield* saved(patched))))
-      }
-      yield* insertEvents(closing)
+    yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
+    const at = yield* now
+    const revs = yield* bumpAll(checkpoints.map((c) => c.conversationId))
+    const closing: Array<ReturnType<typeof eventRow>> = []
+    for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
+      const taken = revs?.get(conversationId)
+      if (revs !== undefined && taken === undefined) return yield* Effect.dieMessage(`No conversation ${conversationId}`)
+      const patched = taken === undefined
+        ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
+        : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
+      // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
+      if (close === undefined) yield* run(patched.update)
+      else closing.push(eventRow(taskId, close(yield* saved(patched))))
+    }
+    yield* insertEvents(closing)
   })
   const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
     inTransaction(writeCheckpoint(checkpoints)).pipe(Effect.orDie)

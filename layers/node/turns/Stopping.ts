@@ -35,15 +35,15 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
   // The generators are made once, not per call: on Node 20 a generator function made per call gets a map of its own,
   // which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
   const stopStateLocked = Effect.fnUntraced(function*(conversationId: string, note: string, state: ConversationState) {
-      const waiting = state.waiting.splice(0)
-      for (const w of waiting) {
-        const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
-        yield* Deferred.succeed(w.started, { _tag: "Cancelled", done })
-      }
-      const turn = state.running
-      if (turn !== undefined) turn.stopNote = note
-      else yield* prune(conversationId, state)
-      return { turn, waiting: waiting.length }
+    const waiting = state.waiting.splice(0)
+    for (const w of waiting) {
+      const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
+      yield* Deferred.succeed(w.started, { _tag: "Cancelled", done })
+    }
+    const turn = state.running
+    if (turn !== undefined) turn.stopNote = note
+    else yield* prune(conversationId, state)
+    return { turn, waiting: waiting.length }
   })
   const stopLocked = (conversationId: string, note: string) => (state: ConversationState) =>
     stopStateLocked(conversationId, note, state)
@@ -53,10 +53,10 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
     conversationId: string,
     note: string
   ) {
-      const { turn, waiting } = yield* locked(conversationId, stopLocked(conversationId, note))
-      // Interrupting waits for the turn's end: its text stored, labelled stopped, and its `done` sent.
-      if (turn?.fiber !== undefined) yield* Fiber.interrupt(turn.fiber)
-      return { turns: turn === undefined ? 0 : 1, waiting }
+    const { turn, waiting } = yield* locked(conversationId, stopLocked(conversationId, note))
+    // Interrupting waits for the turn's end: its text stored, labelled stopped, and its `done` sent.
+    if (turn?.fiber !== undefined) yield* Fiber.interrupt(turn.fiber)
+    return { turns: turn === undefined ? 0 : 1, waiting }
   })
 
   /**
@@ -66,31 +66,31 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
    * side with the interruption of every other turn (all at once), not after their ends.
    */
   const stopEverything = Effect.fnUntraced(function*(note: string) {
-      const stopped: Array<Stopped> = []
-      const fibers: Array<Fiber.RuntimeFiber<void>> = []
-      const busy: Array<string> = []
-      for (const [conversationId, state] of yield* Ref.get(states)) {
-        const now = yield* state.lock.withPermitsIfAvailable(1)(Effect.flatMap(Ref.get(states), (map) =>
-          Option.contains(HashMap.get(map, conversationId), state)
-            ? Effect.asSome(stopLocked(conversationId, note)(state))
-            : Effect.succeedNone))
-        if (Option.isNone(now) || Option.isNone(now.value)) {
-          busy.push(conversationId)
-          continue
-        }
-        const { turn, waiting } = now.value.value
-        if (turn?.fiber !== undefined) fibers.push(turn.fiber)
-        stopped.push({ turns: turn === undefined ? 0 : 1, waiting })
+    const stopped: Array<Stopped> = []
+    const fibers: Array<Fiber.RuntimeFiber<void>> = []
+    const busy: Array<string> = []
+    for (const [conversationId, state] of yield* Ref.get(states)) {
+      const now = yield* state.lock.withPermitsIfAvailable(1)(Effect.flatMap(Ref.get(states), (map) =>
+        Option.contains(HashMap.get(map, conversationId), state)
+          ? Effect.asSome(stopLocked(conversationId, note)(state))
+          : Effect.succeedNone))
+      if (Option.isNone(now) || Option.isNone(now.value)) {
+        busy.push(conversationId)
+        continue
       }
-      const interrupted = Fiber.interruptAll(fibers)
-      const others: ReadonlyArray<Stopped> = busy.length === 0
-        ? yield* Effect.as(interrupted, [])
-        : yield* Effect.zipLeft(
-          Effect.forEach(busy, (id) => stopConversation(id, note), { concurrency: "unbounded" }),
-          interrupted,
-          { concurrent: true }
-        )
-      return stoppedTotals([...stopped, ...others])
+      const { turn, waiting } = now.value.value
+      if (turn?.fiber !== undefined) fibers.push(turn.fiber)
+      stopped.push({ turns: turn === undefined ? 0 : 1, waiting })
+    }
+    const interrupted = Fiber.interruptAll(fibers)
+    const others: ReadonlyArray<Stopped> = busy.length === 0
+      ? yield* Effect.as(interrupted, [])
+      : yield* Effect.zipLeft(
+        Effect.forEach(busy, (id) => stopConversation(id, note), { concurrency: "unbounded" }),
+        interrupted,
+        { concurrent: true }
+      )
+    return stoppedTotals([...stopped, ...others])
   })
 
   return { stopConversation, stopEverything }

@@ -74,30 +74,30 @@ export const make: (
   reply: TimelineEntry,
   history: ReadonlyArray<TimelineEntry> | undefined
 ) {
-    return {
-      taskId,
-      conversationId: submission.conversationId,
-      origin: submission.caller.surface,
-      channel: submission.caller.channel,
-      route: submission.route,
-      userMessageId: user.messageId,
-      assistantMessageId: reply.messageId,
-      entries: [user],
-      history,
-      followers: new Set(),
-      result: yield* Deferred.make<MessageResult>(),
-      steers: [],
-      blocks: [],
-      log: [],
-      persisted: 0,
-      dirty: false,
-      final: undefined,
-      closing: undefined,
-      phase: "setup",
-      seq: 0,
-      stopNote: undefined,
-      fiber: undefined
-    }
+  return {
+    taskId,
+    conversationId: submission.conversationId,
+    origin: submission.caller.surface,
+    channel: submission.caller.channel,
+    route: submission.route,
+    userMessageId: user.messageId,
+    assistantMessageId: reply.messageId,
+    entries: [user],
+    history,
+    followers: new Set(),
+    result: yield* Deferred.make<MessageResult>(),
+    steers: [],
+    blocks: [],
+    log: [],
+    persisted: 0,
+    dirty: false,
+    final: undefined,
+    closing: undefined,
+    phase: "setup",
+    seq: 0,
+    stopNote: undefined,
+    fiber: undefined
+  }
 })
 
 /** Appends an event to the log and hands it to the live followers, synchronously: the hot path of a delta. */
