@@ -116,48 +116,47 @@ export const make = (settings: TurnSettings) =>
 
     const cancelWaiting = Waiting.cancel(store)
 
-    const startTurn = (
+    // The per-start generators are made once here, not per call: on Node 20 a generator function made per call gets a
+    // map of its own, which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
+    const startTurn = Effect.fnUntraced(function*(
       state: Stopping.ConversationState,
       submission: Submission,
       taskId: string,
       user: TimelineEntry,
       reply: TimelineEntry,
       history?: ReadonlyArray<TimelineEntry>
-    ) =>
-      Effect.gen(function*() {
-        const turn = yield* Turns.make(submission, taskId, user, reply, history)
-        state.running = turn
-        // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing). The
-        // scheduler is the fiber's from its creation, not set by a `withScheduler` step inside it.
-        turn.fiber = runTurn(agent.run(turn), { scheduler: Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent) })
-        return turn
-      })
+    ) {
+      const turn = yield* Turns.make(submission, taskId, user, reply, history)
+      state.running = turn
+      // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing). The
+      // scheduler is the fiber's from its creation, not set by a `withScheduler` step inside it.
+      turn.fiber = runTurn(agent.run(turn), { scheduler: Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent) })
+      return turn
+    })
 
     /** Starts the turn of a message that waited; the caller holds the conversation lock. */
-    const startWaiting = (state: Stopping.ConversationState, waiting: Tickets.Waiting) =>
-      Effect.gen(function*() {
-        const { conversationId } = waiting.submission
-        const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete" })
-        const reply = yield* store.insertMessage(Checkpoints.replyRow(conversationId, waiting.taskId))
-        return yield* startTurn(state, waiting.submission, waiting.taskId, user.entry, reply)
-      })
+    const startWaiting = Effect.fnUntraced(function*(state: Stopping.ConversationState, waiting: Tickets.Waiting) {
+      const { conversationId } = waiting.submission
+      const user = yield* store.updateMessage(conversationId, waiting.userMessageId, { status: "complete" })
+      const reply = yield* store.insertMessage(Checkpoints.replyRow(conversationId, waiting.taskId))
+      return yield* startTurn(state, waiting.submission, waiting.taskId, user.entry, reply)
+    })
 
-    const ended = (turn: Turn) =>
-      locked(turn.conversationId, (state) =>
-        Effect.gen(function*() {
-          if (state.running === turn) state.running = undefined
-          const next = state.waiting.shift()
-          if (next !== undefined) {
-            if (yield* Ref.get(closing)) {
-              const done = yield* cancelWaiting(turn.conversationId, next.userMessageId, next.taskId)
-              yield* Deferred.succeed(next.started, { _tag: "Cancelled", done })
-            } else {
-              const started = yield* startWaiting(state, next)
-              yield* Deferred.succeed(next.started, { _tag: "Turn", turn: started })
-            }
-          }
-          yield* prune(turn.conversationId, state)
-        }))
+    const endedLocked = Effect.fnUntraced(function*(turn: Turn, state: Stopping.ConversationState) {
+      if (state.running === turn) state.running = undefined
+      const next = state.waiting.shift()
+      if (next !== undefined) {
+        if (yield* Ref.get(closing)) {
+          const done = yield* cancelWaiting(turn.conversationId, next.userMessageId, next.taskId)
+          yield* Deferred.succeed(next.started, { _tag: "Cancelled", done })
+        } else {
+          const started = yield* startWaiting(state, next)
+          yield* Deferred.succeed(next.started, { _tag: "Turn", turn: started })
+        }
+      }
+      yield* prune(turn.conversationId, state)
+    })
+    const ended = (turn: Turn) => locked(turn.conversationId, (state) => endedLocked(turn, state))
 
     const runTool = Tools.runner({ askUserQuestion: questions.ask, hostControl: hostControl.run }, packageTools, placement, {
       service: offers,
@@ -183,113 +182,114 @@ export const make = (settings: TurnSettings) =>
           }))
     })
 
+    const submitLocked = Effect.fnUntraced(function*(submission: Submission, state: Stopping.ConversationState) {
+      const { caller, conversationId, request } = submission
+      const refs = request.references?.items ?? []
+      // A start in a conversation not known yet (a burst's) reads nothing before its insert, whose first
+      // statement finds the conversation or not; when nothing before it could answer (a retry, references).
+      const checkedByInsert = request.clientRequestId === undefined && refs.length === 0 && !known.has(conversationId)
+      // Inside the unit, not before it: a read of its own would wait for the group holding the connection.
+      if (!checkedByInsert) yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
+      if (request.clientRequestId !== undefined) {
+        const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
+        if (Option.isSome(seen)) return Tickets.retried(store, conversationId, state.running, state.waiting, seen.value)
+      }
+      // Rule 7; the message stores each reference as resolved (paths inside the project, a notice's words).
+      const resolved = yield* composer.resolve(refs)
+      const blocks: Array<Block> = [{ type: "text", text: request.text }]
+      if (refs.length > 0) blocks.push({ type: "references", version: 1, items: resolved })
+      const intent = resolveAppIntent(request.text)
+      const shuttingDown = yield* Ref.get(closing)
+      const steering = intent !== undefined
+        ? undefined
+        : shuttingDown
+        ? "wait"
+        : decide(state.running, state.waiting.length, {
+          origin: caller.surface,
+          channel: caller.channel,
+          route: submission.route,
+          references: refs.length,
+          attachments: request.attachmentIds?.length ?? 0
+        })
+      if (checkedByInsert && steering !== "start") yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
+      const running = state.running
+      const taskId = steering === "steer" ? running!.taskId : steering === undefined ? null : yield* makeId("task")
+      const userRow: NewMessage = {
+        conversationId,
+        role: "user",
+        origin: caller.surface,
+        channel: caller.channel,
+        status: steering === "wait" || steering === "interrupt" ? "waiting" : "complete",
+        taskId,
+        blocks,
+        ...(submission.hostWritten === undefined ? {} : { hostWritten: submission.hostWritten })
+      }
+      // A message that starts a turn is stored with its reply in one transaction.
+      const [user, reply] = steering === "start"
+        ? yield* store.insertMessages(conversationId, [userRow, Checkpoints.replyRow(conversationId, taskId!)])
+        : [yield* store.insertMessage(userRow)]
+      if (user === undefined) {
+        yield* prune(conversationId, state)
+        return yield* new ConversationNotFound({ conversationId })
+      }
+      if (checkedByInsert) known.set(conversationId, true)
+      yield* audit.append({
+        kind: "message",
+        conversationId,
+        surface: caller.surface,
+        channel: caller.channel,
+        detail: { messageId: user.messageId, route: submission.route }
+      })
+      if (request.clientRequestId !== undefined) {
+        yield* store.saveClientRequest(conversationId, request.clientRequestId, user.messageId, taskId)
+      }
+      switch (steering) {
+        case undefined:
+          return Tickets.immediate(
+            [user.messageId],
+            Effect.map(
+              Tickets.resultOf(store, conversationId, null, "app-intent", [user.messageId]),
+              (result): MessageResult => ({ ...result, appIntent: intent })
+            )
+          )
+        case "steer":
+          running!.steers.push(request.text)
+          running!.entries.push(user)
+          return Tickets.steered(running!)
+        case "start": {
+          // The conversation's first message has no history before it: nothing to read back.
+          const entries = user.seq === 1 ? [user, reply!] : (yield* store.timeline(conversationId, 0)).entries
+          return Tickets.own(yield* startTurn(state, submission, taskId!, user, reply!, entries))
+        }
+      }
+      const waiting: Tickets.Waiting = {
+        userMessageId: user.messageId,
+        taskId: taskId!,
+        submission,
+        started: yield* Deferred.make<Tickets.Started>()
+      }
+      if (shuttingDown) {
+        // Message rule 6: the node is shutting down, so the message is saved and cancelled before it starts.
+        const done = yield* cancelWaiting(conversationId, user.messageId, waiting.taskId)
+        yield* Deferred.succeed(waiting.started, { _tag: "Cancelled", done })
+        return Tickets.waiting(waiting, "waiting")
+      }
+      if (steering === "interrupt") {
+        state.waiting.unshift(waiting)
+        running!.stopNote = Agent.notes.interrupted
+        yield* Fiber.interruptFork(running!.fiber!)
+        return Tickets.waiting(waiting, "interrupting")
+      }
+      state.waiting.push(waiting)
+      return Tickets.waiting(waiting, "waiting")
+    })
+
     const submit: TurnEngine["Type"]["submit"] = (submission) =>
-      Effect.gen(function*() {
+      Effect.suspend(() => {
         arrivals++
-        const { caller, conversationId, request } = submission
-        const refs = request.references?.items ?? []
         // One unit of work, committed with the others that arrive meanwhile (SqlTransactions): the conversation's
         // check, the message rows, the audit entry, the client request and the history a new turn reads.
-        return yield* locked(conversationId, (state) =>
-          transactions.atomically(Effect.gen(function*() {
-            // A start in a conversation not known yet (a burst's) reads nothing before its insert, whose first
-            // statement finds the conversation or not; when nothing before it could answer (a retry, references).
-            const checkedByInsert = request.clientRequestId === undefined && refs.length === 0 && !known.has(conversationId)
-            // Inside the unit, not before it: a read of its own would wait for the group holding the connection.
-            if (!checkedByInsert) yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
-            if (request.clientRequestId !== undefined) {
-              const seen = yield* store.clientRequest(conversationId, request.clientRequestId)
-              if (Option.isSome(seen)) return Tickets.retried(store, conversationId, state.running, state.waiting, seen.value)
-            }
-            // Rule 7; the message stores each reference as resolved (paths inside the project, a notice's words).
-            const resolved = yield* composer.resolve(refs)
-            const blocks: Array<Block> = [{ type: "text", text: request.text }]
-            if (refs.length > 0) blocks.push({ type: "references", version: 1, items: resolved })
-            const intent = resolveAppIntent(request.text)
-            const shuttingDown = yield* Ref.get(closing)
-            const steering = intent !== undefined
-              ? undefined
-              : shuttingDown
-              ? "wait"
-              : decide(state.running, state.waiting.length, {
-                origin: caller.surface,
-                channel: caller.channel,
-                route: submission.route,
-                references: refs.length,
-                attachments: request.attachmentIds?.length ?? 0
-              })
-            if (checkedByInsert && steering !== "start") yield* Effect.tapError(requireConversation(conversationId), () => prune(conversationId, state))
-            const running = state.running
-            const taskId = steering === "steer" ? running!.taskId : steering === undefined ? null : yield* makeId("task")
-            const userRow: NewMessage = {
-              conversationId,
-              role: "user",
-              origin: caller.surface,
-              channel: caller.channel,
-              status: steering === "wait" || steering === "interrupt" ? "waiting" : "complete",
-              taskId,
-              blocks,
-              ...(submission.hostWritten === undefined ? {} : { hostWritten: submission.hostWritten })
-            }
-            // A message that starts a turn is stored with its reply in one transaction.
-            const [user, reply] = steering === "start"
-              ? yield* store.insertMessages(conversationId, [userRow, Checkpoints.replyRow(conversationId, taskId!)])
-              : [yield* store.insertMessage(userRow)]
-            if (user === undefined) {
-              yield* prune(conversationId, state)
-              return yield* new ConversationNotFound({ conversationId })
-            }
-            if (checkedByInsert) known.set(conversationId, true)
-            yield* audit.append({
-              kind: "message",
-              conversationId,
-              surface: caller.surface,
-              channel: caller.channel,
-              detail: { messageId: user.messageId, route: submission.route }
-            })
-            if (request.clientRequestId !== undefined) {
-              yield* store.saveClientRequest(conversationId, request.clientRequestId, user.messageId, taskId)
-            }
-            switch (steering) {
-              case undefined:
-                return Tickets.immediate(
-                  [user.messageId],
-                  Effect.map(
-                    Tickets.resultOf(store, conversationId, null, "app-intent", [user.messageId]),
-                    (result): MessageResult => ({ ...result, appIntent: intent })
-                  )
-                )
-              case "steer":
-                running!.steers.push(request.text)
-                running!.entries.push(user)
-                return Tickets.steered(running!)
-              case "start": {
-                // The conversation's first message has no history before it: nothing to read back.
-                const entries = user.seq === 1 ? [user, reply!] : (yield* store.timeline(conversationId, 0)).entries
-                return Tickets.own(yield* startTurn(state, submission, taskId!, user, reply!, entries))
-              }
-            }
-            const waiting: Tickets.Waiting = {
-              userMessageId: user.messageId,
-              taskId: taskId!,
-              submission,
-              started: yield* Deferred.make<Tickets.Started>()
-            }
-            if (shuttingDown) {
-              // Message rule 6: the node is shutting down, so the message is saved and cancelled before it starts.
-              const done = yield* cancelWaiting(conversationId, user.messageId, waiting.taskId)
-              yield* Deferred.succeed(waiting.started, { _tag: "Cancelled", done })
-              return Tickets.waiting(waiting, "waiting")
-            }
-            if (steering === "interrupt") {
-              state.waiting.unshift(waiting)
-              running!.stopNote = Agent.notes.interrupted
-              yield* Fiber.interruptFork(running!.fiber!)
-              return Tickets.waiting(waiting, "interrupting")
-            }
-            state.waiting.push(waiting)
-            return Tickets.waiting(waiting, "waiting")
-          })))
+        return locked(submission.conversationId, (state) => transactions.atomically(submitLocked(submission, state)))
       })
     engineSubmit = submit
 
@@ -315,29 +315,31 @@ export const make = (settings: TurnSettings) =>
         () => Effect.sync(() => void stoppingAll--)
       )
 
-    const stop: TurnEngine["Type"]["stop"] = (conversationId, source, caller) =>
-      Effect.gen(function*() {
-        yield* requireConversation(conversationId)
-        const stopped = yield* stopConversation(conversationId, Agent.notes.stopped)
-        yield* audit.append({
-          kind: "stop",
-          conversationId,
-          surface: caller.surface,
-          channel: caller.channel,
-          detail: { source, stopped: stopped.turns > 0, waitingCancelled: stopped.waiting }
-        })
-        return stopped.turns > 0
+    const stop: TurnEngine["Type"]["stop"] = Effect.fnUntraced(function*(
+      ...[conversationId, source, caller]: Parameters<TurnEngine["Type"]["stop"]>
+    ) {
+      yield* requireConversation(conversationId)
+      const stopped = yield* stopConversation(conversationId, Agent.notes.stopped)
+      yield* audit.append({
+        kind: "stop",
+        conversationId,
+        surface: caller.surface,
+        channel: caller.channel,
+        detail: { source, stopped: stopped.turns > 0, waitingCancelled: stopped.waiting }
       })
+      return stopped.turns > 0
+    })
 
-    const emergencyStop: TurnEngine["Type"]["emergencyStop"] = (caller) =>
-      Effect.gen(function*() {
-        const stopped = yield* stopEverything(Agent.notes.emergency)
-        // The turns' calls were cancelled with them; what still runs of the package services is stopped too.
-        const commands = yield* Option.match(packageTools, { onNone: () => Effect.succeed(0), onSome: (t) => t.stopAll })
-        const counts = { ...stopped, commands }
-        yield* audit.append({ kind: "emergency-stop", surface: caller.surface, channel: caller.channel, detail: counts })
-        return counts
-      })
+    const emergencyStop: TurnEngine["Type"]["emergencyStop"] = Effect.fnUntraced(function*(
+      ...[caller]: Parameters<TurnEngine["Type"]["emergencyStop"]>
+    ) {
+      const stopped = yield* stopEverything(Agent.notes.emergency)
+      // The turns' calls were cancelled with them; what still runs of the package services is stopped too.
+      const commands = yield* Option.match(packageTools, { onNone: () => Effect.succeed(0), onSome: (t) => t.stopAll })
+      const counts = { ...stopped, commands }
+      yield* audit.append({ kind: "emergency-stop", surface: caller.surface, channel: caller.channel, detail: counts })
+      return counts
+    })
 
     const shutdown = Effect.zipRight(Ref.set(closing, true), stopEverything(Agent.notes.shutdown))
 

@@ -78,35 +78,40 @@ const stepsFor = (script: Script, rules: ReturnType<typeof compiled>, messages: 
 
 export const fromScript = (script: Script): Layer.Layer<ModelProvider> => {
   const rules = compiled(script)
+  // Made once, not per call: on Node 20 a generator function made per call gets a map of its own, which keeps what it
+  // captured alive through scavenges until a full collection (docs/decisions.md).
+  const run = Effect.fnUntraced(function*(
+    request: Parameters<ModelProvider["Type"]["run"]>[0],
+    onEvent: Parameters<ModelProvider["Type"]["run"]>[1]
+  ) {
+    let calls = 0
+    const text = lastUserText(request.messages)
+    for (const step of stepsFor(script, rules, request.messages)) {
+      if ("delta" in step) onEvent({ _tag: "TextDelta", text: step.delta })
+      else if ("reasoning" in step) onEvent({ _tag: "ReasoningDelta", text: step.reasoning })
+      else if ("echo" in step) onEvent({ _tag: "TextDelta", text })
+      else if ("stamp" in step) onEvent({ _tag: "TextDelta", text: String(process.hrtime.bigint()) })
+      else if ("delay" in step) yield* Effect.sleep(step.delay)
+      else if ("error" in step) return yield* Effect.fail(new ModelFailure({ code: "script-error", message: step.error }))
+      else {
+        const id = `call_${++calls}`
+        onEvent(
+          "tool" in step
+            ? { _tag: "ToolCall", id, name: step.tool.name, input: step.tool.input }
+            : "toolFromText" in step
+            ? { _tag: "ToolCall", id, name: step.toolFromText, input: jsonIn(text) }
+            : "question" in step
+            ? { _tag: "ToolCall", id, name: "ask_user_question", input: step.question }
+            : { _tag: "ToolCall", id, name: "host_control", input: step.hostControl }
+        )
+      }
+    }
+  })
   return Layer.succeed(
     ModelProvider,
     ModelProvider.of({
       info: { provider: "scripted", name: "script" },
-      run: (request, onEvent) =>
-        Effect.gen(function*() {
-          let calls = 0
-          const text = lastUserText(request.messages)
-          for (const step of stepsFor(script, rules, request.messages)) {
-            if ("delta" in step) onEvent({ _tag: "TextDelta", text: step.delta })
-            else if ("reasoning" in step) onEvent({ _tag: "ReasoningDelta", text: step.reasoning })
-            else if ("echo" in step) onEvent({ _tag: "TextDelta", text })
-            else if ("stamp" in step) onEvent({ _tag: "TextDelta", text: String(process.hrtime.bigint()) })
-            else if ("delay" in step) yield* Effect.sleep(step.delay)
-            else if ("error" in step) return yield* Effect.fail(new ModelFailure({ code: "script-error", message: step.error }))
-            else {
-              const id = `call_${++calls}`
-              onEvent(
-                "tool" in step
-                  ? { _tag: "ToolCall", id, name: step.tool.name, input: step.tool.input }
-                  : "toolFromText" in step
-                  ? { _tag: "ToolCall", id, name: step.toolFromText, input: jsonIn(text) }
-                  : "question" in step
-                  ? { _tag: "ToolCall", id, name: "ask_user_question", input: step.question }
-                  : { _tag: "ToolCall", id, name: "host_control", input: step.hostControl }
-              )
-            }
-          }
-        })
+      run
     })
   )
 }

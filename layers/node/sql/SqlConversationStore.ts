@@ -56,15 +56,19 @@ export const make = Effect.gen(function*() {
       Effect.map(([row]) => num(row!.rev))
     )
 
+  // The generators of the store's per-call work are made once, here: on Node 20 a generator function made per call
+  // gets a map of its own, which keeps what it captured alive through scavenges until a full collection
+  // (docs/decisions.md).
+  const insertConversation = Effect.fnUntraced(function*(homeNodeId: string, title: string | null) {
+    const id = yield* makeId("conv")
+    const at = yield* now
+    yield* sql`INSERT INTO conversations ${
+      sql.insert({ id, homeNodeId, title, rev: 0, nextSeq: 0, createdAt: at, updatedAt: at })
+    }`
+    return { id, homeNodeId, title }
+  })
   const create: ConversationStore["Type"]["create"] = (homeNodeId, title) =>
-    Effect.gen(function*() {
-      const id = yield* makeId("conv")
-      const at = yield* now
-      yield* sql`INSERT INTO conversations ${
-        sql.insert({ id, homeNodeId, title, rev: 0, nextSeq: 0, createdAt: at, updatedAt: at })
-      }`
-      return { id, homeNodeId, title }
-    }).pipe(Effect.orDie)
+    insertConversation(homeNodeId, title).pipe(Effect.orDie)
 
   const get: ConversationStore["Type"]["get"] = (id) =>
     sql<Row>`SELECT id, home_node_id, title FROM conversations WHERE id = ${id}`.pipe(
@@ -169,12 +173,11 @@ export const make = Effect.gen(function*() {
    * Takes a message's new revision and returns it with the UPDATE that writes the patch under it; the caller runs
    * that (with RETURNING when it needs the row) in its transaction.
    */
-  const patchUpdate = (conversationId: string, messageId: string, patch: MessagePatch) =>
-    Effect.gen(function*() {
+  const patchUpdate = Effect.fnUntraced(function*(conversationId: string, messageId: string, patch: MessagePatch) {
       const at = yield* now
       const rev = yield* bump(conversationId)
       return { rev, update: patchStatement(messageId, rev, at, patch) }
-    })
+  })
 
   /** Changes a message under a new revision and returns it as changed; the caller provides the transaction. */
   const applyPatch = (conversationId: string, messageId: string, patch: MessagePatch) =>
@@ -193,23 +196,29 @@ export const make = Effect.gen(function*() {
       Effect.orDie
     )
 
+  const readTimeline = Effect.fnUntraced(function*(conversationId: string, after: number) {
+    const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
+    const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId} AND rev > ${after}
+      ORDER BY seq`
+    return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
+  })
   const timeline: ConversationStore["Type"]["timeline"] = (conversationId, after) =>
-    Effect.gen(function*() {
-      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
-      const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId} AND rev > ${after}
-        ORDER BY seq`
-      return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
-    }).pipe(Effect.orDie)
+    readTimeline(conversationId, after).pipe(Effect.orDie)
 
+  const readTaskEntries = Effect.fnUntraced(function*(
+    conversationId: string,
+    taskId: string | null,
+    messageIds: ReadonlyArray<string>
+  ) {
+    const byTask = taskId === null ? sql`1 = 0` : sql`task_id = ${taskId}`
+    const byId = messageIds.length === 0 ? sql`1 = 0` : sql.in("id", messageIds)
+    const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
+    const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId}
+      AND (${byTask} OR ${byId}) ORDER BY seq`
+    return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
+  })
   const taskEntries: ConversationStore["Type"]["taskEntries"] = (conversationId, taskId, messageIds) =>
-    Effect.gen(function*() {
-      const byTask = taskId === null ? sql`1 = 0` : sql`task_id = ${taskId}`
-      const byId = messageIds.length === 0 ? sql`1 = 0` : sql.in("id", messageIds)
-      const [conversation] = yield* sql<Row>`SELECT rev FROM conversations WHERE id = ${conversationId}`
-      const rows = yield* sql<Row>`SELECT * FROM messages WHERE conversation_id = ${conversationId}
-        AND (${byTask} OR ${byId}) ORDER BY seq`
-      return { entries: rows.map(toEntry), last: num(conversation?.rev ?? 0) }
-    }).pipe(Effect.orDie)
+    readTaskEntries(conversationId, taskId, messageIds).pipe(Effect.orDie)
 
   /**
    * Inserts event rows in chunks of 128, 64, ... 1 rows: a multi-row INSERT is one statement, and with a fixed
@@ -250,24 +259,25 @@ export const make = Effect.gen(function*() {
    * The turns of a checkpoint take their conversations' revisions together (the turns an emergency stop ends are
    * written 16 at a time: one statement for their 16 revisions instead of 16), then each writes its reply.
    */
+  const writeCheckpoint = Effect.fnUntraced(function*(checkpoints: Parameters<ConversationStore["Type"]["checkpoint"]>[0]) {
+    yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
+    const at = yield* now
+    const revs = yield* bumpAll(checkpoints.map((c) => c.conversationId))
+    const closing: Array<ReturnType<typeof eventRow>> = []
+    for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
+      const taken = revs?.get(conversationId)
+      if (revs !== undefined && taken === undefined) return yield* Effect.dieMessage(`No conversation ${conversationId}`)
+      const patched = taken === undefined
+        ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
+        : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
+      // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
+      if (close === undefined) yield* run(patched.update)
+      else closing.push(eventRow(taskId, close(yield* saved(patched))))
+    }
+    yield* insertEvents(closing)
+  })
   const checkpoint: ConversationStore["Type"]["checkpoint"] = (checkpoints) =>
-    inTransaction(Effect.gen(function*() {
-      yield* insertEvents(checkpoints.flatMap(({ events, taskId }) => events.map((e) => eventRow(taskId, e))))
-      const at = yield* now
-      const revs = yield* bumpAll(checkpoints.map((c) => c.conversationId))
-      const closing: Array<ReturnType<typeof eventRow>> = []
-      for (const { closing: close, conversationId, reply, taskId } of checkpoints) {
-        const taken = revs?.get(conversationId)
-        if (revs !== undefined && taken === undefined) return yield* Effect.dieMessage(`No conversation ${conversationId}`)
-        const patched = taken === undefined
-          ? yield* patchUpdate(conversationId, reply.messageId, reply.patch)
-          : { rev: taken, update: patchStatement(reply.messageId, taken, at, reply.patch) }
-        // Only an ending turn needs the reply as saved (its `done` event); the others skip reading it back.
-        if (close === undefined) yield* run(patched.update)
-        else closing.push(eventRow(taskId, close(yield* saved(patched))))
-      }
-      yield* insertEvents(closing)
-    })).pipe(Effect.orDie)
+    inTransaction(writeCheckpoint(checkpoints)).pipe(Effect.orDie)
 
   const events: ConversationStore["Type"]["events"] = (taskId, afterSeq) =>
     sql<Row>`SELECT seq, event, data FROM turn_events WHERE task_id = ${taskId} AND seq > ${afterSeq} ORDER BY seq`.pipe(

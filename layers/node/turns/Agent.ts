@@ -120,55 +120,56 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
       )
     })
 
-  const agentLoop = (turn: Turn) =>
-    Effect.gen(function*() {
-      const messages = yield* history(turn)
-      const offered = yield* packageTools
-      const turnTools = offered.length === 0 ? ownTools : [...ownTools, ...offered]
-      for (let round = 0; round < maxRounds; round++) {
-        const { calls, text } = yield* modelRound(turn, messages, turnTools)
-        if (calls.length > 0) {
-          messages.push({ role: "assistant", text, toolCalls: calls })
-          let endsTurn = false
-          for (const call of calls) {
-            const pkg = offered.find((tool) => tool.name === call.name)
-            const about = pkg === undefined ? {} : { packageId: pkg.packageId, risk: pkg.risk }
-            turn.blocks.push({ type: "tool", toolCallId: call.id, name: call.name, input: call.input, status: "running", ...about })
-            emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input, ...about })
-            // On the default scheduler, not the paced one of a turn's later steps (Pacing.ts): a call goes out as
-            // soon as the model asked for it, and what it starts on first use (a package's service) is not tied
-            // to this turn's queue.
-            const result = yield* Effect.withScheduler(runTool(turn, call.name, call.input), Scheduler.defaultScheduler)
-            if (result.endsTurn === true) endsTurn = true
-            replaceBlock(turn.blocks, (b) => b.type === "tool" && b.toolCallId === call.id, {
-              type: "tool",
-              toolCallId: call.id,
-              name: call.name,
-              input: call.input,
-              output: result.output,
-              status: result.status,
-              ...result.details
-            })
-            emit(turn, "tool-end", {
-              toolCallId: call.id,
-              name: call.name,
-              status: result.status,
-              output: result.output,
-              ...result.details
-            })
-            messages.push({ role: "tool", toolCallId: call.id, name: call.name, output: result.output })
-          }
-          yield* checkpoints.flush
-          if (endsTurn) break
-          continue
+  // The per-turn generators are made once, with the agent: on Node 20 a generator function made per call gets a map
+  // of its own, which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
+  const agentLoop = Effect.fnUntraced(function*(turn: Turn) {
+    const messages = yield* history(turn)
+    const offered = yield* packageTools
+    const turnTools = offered.length === 0 ? ownTools : [...ownTools, ...offered]
+    for (let round = 0; round < maxRounds; round++) {
+      const { calls, text } = yield* modelRound(turn, messages, turnTools)
+      if (calls.length > 0) {
+        messages.push({ role: "assistant", text, toolCalls: calls })
+        let endsTurn = false
+        for (const call of calls) {
+          const pkg = offered.find((tool) => tool.name === call.name)
+          const about = pkg === undefined ? {} : { packageId: pkg.packageId, risk: pkg.risk }
+          turn.blocks.push({ type: "tool", toolCallId: call.id, name: call.name, input: call.input, status: "running", ...about })
+          emit(turn, "tool-start", { toolCallId: call.id, name: call.name, input: call.input, ...about })
+          // On the default scheduler, not the paced one of a turn's later steps (Pacing.ts): a call goes out as
+          // soon as the model asked for it, and what it starts on first use (a package's service) is not tied
+          // to this turn's queue.
+          const result = yield* Effect.withScheduler(runTool(turn, call.name, call.input), Scheduler.defaultScheduler)
+          if (result.endsTurn === true) endsTurn = true
+          replaceBlock(turn.blocks, (b) => b.type === "tool" && b.toolCallId === call.id, {
+            type: "tool",
+            toolCallId: call.id,
+            name: call.name,
+            input: call.input,
+            output: result.output,
+            status: result.status,
+            ...result.details
+          })
+          emit(turn, "tool-end", {
+            toolCallId: call.id,
+            name: call.name,
+            status: result.status,
+            output: result.output,
+            ...result.details
+          })
+          messages.push({ role: "tool", toolCallId: call.id, name: call.name, output: result.output })
         }
-        if (text.length > 0) messages.push({ role: "assistant", text, toolCalls: [] })
-        const steers = yield* nextSteers(turn)
-        if (steers.length === 0) break
-        for (const steer of steers) messages.push({ role: "user", text: steer })
+        yield* checkpoints.flush
+        if (endsTurn) break
+        continue
       }
-      turn.phase = "finishing"
-    })
+      if (text.length > 0) messages.push({ role: "assistant", text, toolCalls: [] })
+      const steers = yield* nextSteers(turn)
+      if (steers.length === 0) break
+      for (const steer of steers) messages.push({ role: "user", text: steer })
+    }
+    turn.phase = "finishing"
+  })
 
   const outcome = (turn: Turn, exit: Exit.Exit<void, ModelFailure>): [Status, string | null] => {
     if (Exit.isSuccess(exit)) return ["complete", null]
@@ -195,33 +196,41 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
   }
 
   /** Stores the turn's end and its `done` in one checkpoint, then sends `done` and settles the result. */
-  const finish = (turn: Turn, exit: Exit.Exit<void, ModelFailure>): Effect.Effect<void> =>
-    Effect.gen(function*() {
-      turn.phase = "finishing"
-      if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
-        yield* Effect.logError("Turn failed", exit.cause)
-      }
-      const [status, note] = outcome(turn, exit)
-      cancelRunningTools(turn)
-      turn.final = { status, note }
-      checkpoints.mark(turn)
-      yield* checkpoints.flush
-      const done = turn.closing
-      if (done === undefined) return yield* Effect.dieMessage(`The end of turn ${turn.taskId} was not stored`)
-      turn.persisted++
-      publish(turn, done)
-      yield* Deferred.succeed(turn.result, done.data as MessageResult)
-      yield* ended(turn)
-      // Work that did not finish by itself is in the inbox, with Retry (docs/decisions.md, "Background work").
-      if (status === "failed" || (status === "stopped" && note === notes.wallClock(wallClock))) {
-        yield* store.insertNotice({
-          kind: "work-failed",
-          conversationId: turn.conversationId,
-          subjectId: turn.taskId,
-          data: { reason: status === "failed" ? "failed" : "wall-clock", note }
-        })
-      }
-    })
+  const finish: (turn: Turn, exit: Exit.Exit<void, ModelFailure>) => Effect.Effect<void> = Effect.fnUntraced(function*(
+    turn: Turn,
+    exit: Exit.Exit<void, ModelFailure>
+  ) {
+    turn.phase = "finishing"
+    if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
+      yield* Effect.logError("Turn failed", exit.cause)
+    }
+    const [status, note] = outcome(turn, exit)
+    cancelRunningTools(turn)
+    turn.final = { status, note }
+    checkpoints.mark(turn)
+    yield* checkpoints.flush
+    const done = turn.closing
+    if (done === undefined) return yield* Effect.dieMessage(`The end of turn ${turn.taskId} was not stored`)
+    turn.persisted++
+    publish(turn, done)
+    yield* Deferred.succeed(turn.result, done.data as MessageResult)
+    yield* ended(turn)
+    // Work that did not finish by itself is in the inbox, with Retry (docs/decisions.md, "Background work").
+    if (status === "failed" || (status === "stopped" && note === notes.wallClock(wallClock))) {
+      yield* store.insertNotice({
+        kind: "work-failed",
+        conversationId: turn.conversationId,
+        subjectId: turn.taskId,
+        data: { reason: status === "failed" ? "failed" : "wall-clock", note }
+      })
+    }
+  })
+
+  const modelFailed = Effect.fnUntraced(function*(turn: Turn, failure: ModelFailure) {
+    turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
+    emit(turn, "error", { code: failure.code, message: failure.message })
+    return yield* Effect.fail(failure)
+  })
 
   /**
    * The wall clock of a turn: a deadline on the engine's Deadlines (one sleeper for every turn, on the Clock) that
@@ -246,12 +255,7 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
       // The turn's fiber starts synchronously, inside its start-up transaction; yielding first lets the start-up
       // finish and its response subscribe, so the first delta goes out live instead of waiting in the log for them.
       return Effect.zipRight(Effect.yieldNow(), agentLoop(turn)).pipe(
-        Effect.catchTag("ModelFailure", (failure: ModelFailure) =>
-          Effect.gen(function*() {
-            turn.blocks.push({ type: "error", code: failure.code, message: failure.message })
-            emit(turn, "error", { code: failure.code, message: failure.message })
-            return yield* Effect.fail(failure)
-          })),
+        Effect.catchTag("ModelFailure", (failure: ModelFailure) => modelFailed(turn, failure)),
         (loop) => Effect.zipRight(Effect.map(limit(turn), (armed) => void (disarm = armed)), loop),
         Effect.onExit((exit) => Effect.zipRight(Effect.suspend(() => disarm), finish(turn, exit))),
         Effect.ignore

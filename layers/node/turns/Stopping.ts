@@ -32,27 +32,32 @@ interface Stopped {
 
 export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
   /** Under the lock: the waiting messages cancelled, the turn labelled with `note`; the caller interrupts it. */
+  // The generators are made once, not per call: on Node 20 a generator function made per call gets a map of its own,
+  // which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
+  const stopStateLocked = Effect.fnUntraced(function*(conversationId: string, note: string, state: ConversationState) {
+    const waiting = state.waiting.splice(0)
+    for (const w of waiting) {
+      const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
+      yield* Deferred.succeed(w.started, { _tag: "Cancelled", done })
+    }
+    const turn = state.running
+    if (turn !== undefined) turn.stopNote = note
+    else yield* prune(conversationId, state)
+    return { turn, waiting: waiting.length }
+  })
   const stopLocked = (conversationId: string, note: string) => (state: ConversationState) =>
-    Effect.gen(function*() {
-      const waiting = state.waiting.splice(0)
-      for (const w of waiting) {
-        const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
-        yield* Deferred.succeed(w.started, { _tag: "Cancelled", done })
-      }
-      const turn = state.running
-      if (turn !== undefined) turn.stopNote = note
-      else yield* prune(conversationId, state)
-      return { turn, waiting: waiting.length }
-    })
+    stopStateLocked(conversationId, note, state)
 
   /** Stops a conversation's turn and waiting messages; returns what was stopped once the turn has ended. */
-  const stopConversation = (conversationId: string, note: string): Effect.Effect<Stopped> =>
-    Effect.gen(function*() {
-      const { turn, waiting } = yield* locked(conversationId, stopLocked(conversationId, note))
-      // Interrupting waits for the turn's end: its text stored, labelled stopped, and its `done` sent.
-      if (turn?.fiber !== undefined) yield* Fiber.interrupt(turn.fiber)
-      return { turns: turn === undefined ? 0 : 1, waiting }
-    })
+  const stopConversation: (conversationId: string, note: string) => Effect.Effect<Stopped> = Effect.fnUntraced(function*(
+    conversationId: string,
+    note: string
+  ) {
+    const { turn, waiting } = yield* locked(conversationId, stopLocked(conversationId, note))
+    // Interrupting waits for the turn's end: its text stored, labelled stopped, and its `done` sent.
+    if (turn?.fiber !== undefined) yield* Fiber.interrupt(turn.fiber)
+    return { turns: turn === undefined ? 0 : 1, waiting }
+  })
 
   /**
    * Every conversation, without a fiber each (a fork per conversation, 200 for the emergency stop's 200 turns, was
@@ -60,34 +65,33 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
    * whose lock is held (a start committing) or whose state was replaced meanwhile is stopped as `stop` does, side by
    * side with the interruption of every other turn (all at once), not after their ends.
    */
-  const stopEverything = (note: string) =>
-    Effect.gen(function*() {
-      const stopped: Array<Stopped> = []
-      const fibers: Array<Fiber.RuntimeFiber<void>> = []
-      const busy: Array<string> = []
-      for (const [conversationId, state] of yield* Ref.get(states)) {
-        const now = yield* state.lock.withPermitsIfAvailable(1)(Effect.flatMap(Ref.get(states), (map) =>
-          Option.contains(HashMap.get(map, conversationId), state)
-            ? Effect.asSome(stopLocked(conversationId, note)(state))
-            : Effect.succeedNone))
-        if (Option.isNone(now) || Option.isNone(now.value)) {
-          busy.push(conversationId)
-          continue
-        }
-        const { turn, waiting } = now.value.value
-        if (turn?.fiber !== undefined) fibers.push(turn.fiber)
-        stopped.push({ turns: turn === undefined ? 0 : 1, waiting })
+  const stopEverything = Effect.fnUntraced(function*(note: string) {
+    const stopped: Array<Stopped> = []
+    const fibers: Array<Fiber.RuntimeFiber<void>> = []
+    const busy: Array<string> = []
+    for (const [conversationId, state] of yield* Ref.get(states)) {
+      const now = yield* state.lock.withPermitsIfAvailable(1)(Effect.flatMap(Ref.get(states), (map) =>
+        Option.contains(HashMap.get(map, conversationId), state)
+          ? Effect.asSome(stopLocked(conversationId, note)(state))
+          : Effect.succeedNone))
+      if (Option.isNone(now) || Option.isNone(now.value)) {
+        busy.push(conversationId)
+        continue
       }
-      const interrupted = Fiber.interruptAll(fibers)
-      const others: ReadonlyArray<Stopped> = busy.length === 0
-        ? yield* Effect.as(interrupted, [])
-        : yield* Effect.zipLeft(
-          Effect.forEach(busy, (id) => stopConversation(id, note), { concurrency: "unbounded" }),
-          interrupted,
-          { concurrent: true }
-        )
-      return stoppedTotals([...stopped, ...others])
-    })
+      const { turn, waiting } = now.value.value
+      if (turn?.fiber !== undefined) fibers.push(turn.fiber)
+      stopped.push({ turns: turn === undefined ? 0 : 1, waiting })
+    }
+    const interrupted = Fiber.interruptAll(fibers)
+    const others: ReadonlyArray<Stopped> = busy.length === 0
+      ? yield* Effect.as(interrupted, [])
+      : yield* Effect.zipLeft(
+        Effect.forEach(busy, (id) => stopConversation(id, note), { concurrency: "unbounded" }),
+        interrupted,
+        { concurrent: true }
+      )
+    return stoppedTotals([...stopped, ...others])
+  })
 
   return { stopConversation, stopEverything }
 }

@@ -59,39 +59,46 @@ export interface Turn {
 }
 
 /** A turn about to run: its user message and reply stored, nothing said yet. */
-export const make = (
+// Made once, not per call: on Node 20 a generator function made per call gets a map of its own, which keeps what it
+// captured alive through scavenges until a full collection (docs/decisions.md).
+export const make: (
   submission: Submission,
   taskId: string,
   user: TimelineEntry,
   reply: TimelineEntry,
   history: ReadonlyArray<TimelineEntry> | undefined
-): Effect.Effect<Turn> =>
-  Effect.gen(function*() {
-    return {
-      taskId,
-      conversationId: submission.conversationId,
-      origin: submission.caller.surface,
-      channel: submission.caller.channel,
-      route: submission.route,
-      userMessageId: user.messageId,
-      assistantMessageId: reply.messageId,
-      entries: [user],
-      history,
-      followers: new Set(),
-      result: yield* Deferred.make<MessageResult>(),
-      steers: [],
-      blocks: [],
-      log: [],
-      persisted: 0,
-      dirty: false,
-      final: undefined,
-      closing: undefined,
-      phase: "setup",
-      seq: 0,
-      stopNote: undefined,
-      fiber: undefined
-    }
-  })
+) => Effect.Effect<Turn> = Effect.fnUntraced(function*(
+  submission: Submission,
+  taskId: string,
+  user: TimelineEntry,
+  reply: TimelineEntry,
+  history: ReadonlyArray<TimelineEntry> | undefined
+) {
+  return {
+    taskId,
+    conversationId: submission.conversationId,
+    origin: submission.caller.surface,
+    channel: submission.caller.channel,
+    route: submission.route,
+    userMessageId: user.messageId,
+    assistantMessageId: reply.messageId,
+    entries: [user],
+    history,
+    followers: new Set(),
+    result: yield* Deferred.make<MessageResult>(),
+    steers: [],
+    blocks: [],
+    log: [],
+    persisted: 0,
+    dirty: false,
+    final: undefined,
+    closing: undefined,
+    phase: "setup",
+    seq: 0,
+    stopNote: undefined,
+    fiber: undefined
+  }
+})
 
 /** Appends an event to the log and hands it to the live followers, synchronously: the hot path of a delta. */
 export const publish = (turn: Turn, event: TurnEvent): void => {
