@@ -83,36 +83,36 @@ export const make = (options: Options = {}) =>
 
     /** Read again only after an install: a turn's start reads no table for its tools. */
     const rebuilt = SynchronizedRef.modifyEffect(catalogue, Effect.fnUntraced(function*(cached: Catalogue | undefined) {
-        const revision = yield* records.revision
-        if (cached !== undefined && cached.revision === revision) return [cached, cached] as const
-        const installed = yield* records.installed
-        const tools = installed.flatMap((pkg) =>
-          pkg.manifest.facets.some((facet) => facet.kind === "service")
-            // Job tools run as background jobs (their own routes), never inside a turn's call.
-            ? (pkg.manifest.tools ?? []).filter((tool) => tool.execution === undefined).map((tool) => ({ pkg, tool }))
-            : []
-        )
-        const names = toolNames(tools.map(({ pkg, tool }) => ({ packageId: pkg.packageId, tool: tool.name })), sha256)
-        const byName = new Map<string, Entry>()
-        const offered = tools.map(({ pkg, tool }, i): OfferedTool => {
-          const entry: Entry = {
-            pkg,
-            tool,
-            offered: {
-              name: names[i]!,
-              description: describe(tool),
-              inputSchema: tool.inputSchema as Record<string, unknown>,
-              packageId: pkg.packageId,
-              tool: tool.name,
-              risk: tool.risk
-            }
+      const revision = yield* records.revision
+      if (cached !== undefined && cached.revision === revision) return [cached, cached] as const
+      const installed = yield* records.installed
+      const tools = installed.flatMap((pkg) =>
+        pkg.manifest.facets.some((facet) => facet.kind === "service")
+          // Job tools run as background jobs (their own routes), never inside a turn's call.
+          ? (pkg.manifest.tools ?? []).filter((tool) => tool.execution === undefined).map((tool) => ({ pkg, tool }))
+          : []
+      )
+      const names = toolNames(tools.map(({ pkg, tool }) => ({ packageId: pkg.packageId, tool: tool.name })), sha256)
+      const byName = new Map<string, Entry>()
+      const offered = tools.map(({ pkg, tool }, i): OfferedTool => {
+        const entry: Entry = {
+          pkg,
+          tool,
+          offered: {
+            name: names[i]!,
+            description: describe(tool),
+            inputSchema: tool.inputSchema as Record<string, unknown>,
+            packageId: pkg.packageId,
+            tool: tool.name,
+            risk: tool.risk
           }
-          byName.set(entry.offered.name, entry)
-          return entry.offered
-        })
-        const next: Catalogue = { revision, offered, byName }
-        return [next, next] as const
-      }))
+        }
+        byName.set(entry.offered.name, entry)
+        return entry.offered
+      })
+      const next: Catalogue = { revision, offered, byName }
+      return [next, next] as const
+    }))
     // Every call looks the catalogue up: while no install changed it, a read of the Ref, not a turn of its lock.
     const current = Effect.flatMap(Effect.zip(SynchronizedRef.get(catalogue), records.revision), ([cached, revision]) =>
       cached !== undefined && cached.revision === revision ? Effect.succeed(cached) : rebuilt)
@@ -177,34 +177,34 @@ export const make = (options: Options = {}) =>
     }
 
     const ask = Effect.fnUntraced(function*(context: CallContext, entry: Entry, input: unknown, digest: string) {
-        const approvalId = yield* makeId("tap")
-        const requested = yield* Clock.currentTimeMillis
-        const approval: TaskApproval = {
-          approvalId,
-          taskId: context.taskId,
-          conversationId: context.conversationId,
-          origin: context.origin,
-          packageId: entry.pkg.packageId,
-          packageDigest: entry.pkg.digest,
-          tool: entry.tool.name,
-          risk: entry.tool.risk,
-          input,
-          operationDigest: digest,
-          status: "asked",
-          requestedAt: DateTime.formatIso(DateTime.unsafeMake(requested)),
-          expiresAt: DateTime.formatIso(DateTime.unsafeMake(requested + Duration.toMillis(approvalTtl))),
-          decidedAt: null,
-          continuedAs: null
-        }
-        yield* approvals.insert(approval)
-        return yield* recorded(
-          context,
-          "task-approval-asked",
-          entry,
-          { approvalId, operationDigest: digest },
-          refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
-        )
-      })
+      const approvalId = yield* makeId("tap")
+      const requested = yield* Clock.currentTimeMillis
+      const approval: TaskApproval = {
+        approvalId,
+        taskId: context.taskId,
+        conversationId: context.conversationId,
+        origin: context.origin,
+        packageId: entry.pkg.packageId,
+        packageDigest: entry.pkg.digest,
+        tool: entry.tool.name,
+        risk: entry.tool.risk,
+        input,
+        operationDigest: digest,
+        status: "asked",
+        requestedAt: DateTime.formatIso(DateTime.unsafeMake(requested)),
+        expiresAt: DateTime.formatIso(DateTime.unsafeMake(requested + Duration.toMillis(approvalTtl))),
+        decidedAt: null,
+        continuedAs: null
+      }
+      yield* approvals.insert(approval)
+      return yield* recorded(
+        context,
+        "task-approval-asked",
+        entry,
+        { approvalId, operationDigest: digest },
+        refusal({ outcome: "approval-required", code: "APPROVAL_REQUIRED", approvalId }, entry, { approvalId }, true)
+      )
+    })
 
     /**
      * The call sent, the ledger written first for a call with an effect. Such a call reaches the service first
@@ -230,129 +230,129 @@ export const make = (options: Options = {}) =>
 
     /** Sends the call; a call with an effect is answered in the ledger, or left unknown. */
     const send = Effect.fnUntraced(function*(context: CallContext, entry: Entry, input: Record<string, unknown>) {
-        const pkg = { packageId: entry.pkg.packageId, digest: entry.pkg.digest, cachePath: entry.pkg.cachePath, manifest: entry.pkg.manifest }
-        if (!(yield* Ref.get(used))) yield* Ref.set(used, true)
-        const newEffect: NewEffect = {
-          taskId: context.taskId,
-          conversationId: context.conversationId,
-          packageId: entry.pkg.packageId,
-          packageDigest: entry.pkg.digest,
-          tool: entry.tool.name,
-          risk: entry.tool.risk,
-          origin: context.origin,
-          input,
-          summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}`
+      const pkg = { packageId: entry.pkg.packageId, digest: entry.pkg.digest, cachePath: entry.pkg.cachePath, manifest: entry.pkg.manifest }
+      if (!(yield* Ref.get(used))) yield* Ref.set(used, true)
+      const newEffect: NewEffect = {
+        taskId: context.taskId,
+        conversationId: context.conversationId,
+        packageId: entry.pkg.packageId,
+        packageDigest: entry.pkg.digest,
+        tool: entry.tool.name,
+        risk: entry.tool.risk,
+        origin: context.origin,
+        input,
+        summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}`
+      }
+      let sent: Sent | undefined
+      if (entry.tool.risk === "read") {
+        sent = { effectId: undefined, exit: yield* Effect.exit(runtime.call(pkg, { tool: entry.tool.name, input })) }
+      } else {
+        const reached = yield* sendWithEffect(entry, pkg, newEffect, input)
+        if (reached._tag === "Left") {
+          return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry, { reason: reached.left.reason })
         }
-        let sent: Sent | undefined
-        if (entry.tool.risk === "read") {
-          sent = { effectId: undefined, exit: yield* Effect.exit(runtime.call(pkg, { tool: entry.tool.name, input })) }
-        } else {
-          const reached = yield* sendWithEffect(entry, pkg, newEffect, input)
-          if (reached._tag === "Left") {
-            return refusal({ outcome: "not-sent", code: "SERVICE_UNREACHABLE" }, entry, { reason: reached.left.reason })
+        if (reached.right === "not-offered") return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
+        sent = reached.right
+      }
+      if (sent === undefined) return refusal({ outcome: "not-sent", code: "LEDGER_UNAVAILABLE" }, entry)
+      const { effectId, exit } = sent
+      if (Exit.isInterrupted(exit)) return yield* Effect.interrupt
+      if (Exit.isSuccess(exit)) {
+        const result: ServiceToolResult = exit.value
+        const output = modelOutput(result)
+        if (effectId !== undefined) {
+          yield* ledger.answer(effectId, { isError: result.isError, output }).pipe(
+            Effect.catchAll(() => Effect.logWarning("The answer of an effect could not be recorded; it stays sent"))
+          )
+        }
+        return yield* recorded(context, "tool-call", entry, { status: result.isError ? "failed" : "done", effectId }, {
+          status: result.isError ? "failed" : "done",
+          output,
+          details: {
+            packageId: entry.pkg.packageId,
+            risk: entry.tool.risk,
+            summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}: ${result.isError ? "the tool reported a failure" : "done"}`,
+            ...(effectId === undefined ? {} : { effectId })
           }
-          if (reached.right === "not-offered") return refusal({ outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }, entry)
-          sent = reached.right
-        }
-        if (sent === undefined) return refusal({ outcome: "not-sent", code: "LEDGER_UNAVAILABLE" }, entry)
-        const { effectId, exit } = sent
-        if (Exit.isInterrupted(exit)) return yield* Effect.interrupt
-        if (Exit.isSuccess(exit)) {
-          const result: ServiceToolResult = exit.value
-          const output = modelOutput(result)
-          if (effectId !== undefined) {
-            yield* ledger.answer(effectId, { isError: result.isError, output }).pipe(
-              Effect.catchAll(() => Effect.logWarning("The answer of an effect could not be recorded; it stays sent"))
-            )
-          }
-          return yield* recorded(context, "tool-call", entry, { status: result.isError ? "failed" : "done", effectId }, {
-            status: result.isError ? "failed" : "done",
-            output,
-            details: {
-              packageId: entry.pkg.packageId,
-              risk: entry.tool.risk,
-              summary: `${bare(entry.pkg.packageId)} · ${entry.tool.name}: ${result.isError ? "the tool reported a failure" : "done"}`,
-              ...(effectId === undefined ? {} : { effectId })
-            }
-          })
-        }
-        const error = yield* Effect.orDie(Effect.flip(Effect.suspend(() => exit)))
-        const { code, reason } = failures[error._tag]
-        if (effectId === undefined) {
-          // Unreachable and not offered are the runtime's refusals before sending.
-          const notSent = error._tag === "ServiceUnreachable" || error._tag === "ServiceToolNotOffered"
-          return yield* recorded(context, "tool-call", entry, { status: "failed", code }, refusal(notSent ? { outcome: "not-sent", code } : { code }, entry))
-        }
-        yield* ledger.unknown(effectId, reason).pipe(
-          Effect.catchAll(() => Effect.logWarning("An unknown effect could not be recorded; start-up will find it sent"))
-        )
-        // The task waits as uncertain: it never tries the action again by itself.
-        return yield* recorded(context, "tool-call", entry, { status: "unknown", code, effectId }, refusal({ outcome: "unknown-effect", code, effectId }, entry, {
-          effectId,
-          mayHaveRun: true,
-          note: "Whether it took effect is unknown; the person will be asked. Do not try it again."
-        }, true))
-      })
+        })
+      }
+      const error = yield* Effect.orDie(Effect.flip(Effect.suspend(() => exit)))
+      const { code, reason } = failures[error._tag]
+      if (effectId === undefined) {
+        // Unreachable and not offered are the runtime's refusals before sending.
+        const notSent = error._tag === "ServiceUnreachable" || error._tag === "ServiceToolNotOffered"
+        return yield* recorded(context, "tool-call", entry, { status: "failed", code }, refusal(notSent ? { outcome: "not-sent", code } : { code }, entry))
+      }
+      yield* ledger.unknown(effectId, reason).pipe(
+        Effect.catchAll(() => Effect.logWarning("An unknown effect could not be recorded; start-up will find it sent"))
+      )
+      // The task waits as uncertain: it never tries the action again by itself.
+      return yield* recorded(context, "tool-call", entry, { status: "unknown", code, effectId }, refusal({ outcome: "unknown-effect", code, effectId }, entry, {
+        effectId,
+        mayHaveRun: true,
+        note: "Whether it took effect is unknown; the person will be asked. Do not try it again."
+      }, true))
+    })
 
     const call = Effect.fnUntraced(function*(context: CallContext, name: string, input: unknown) {
-        const entry = (yield* current).byName.get(name)
-        if (entry === undefined) {
-          return {
-            status: "failed",
-            output: { error: "RESOURCE_NOT_FOUND", message: `No tool ${name} is offered.` },
-            details: { packageId: "", risk: "read", summary: `${name}: not offered`, outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }
-          } satisfies CallOutcome
+      const entry = (yield* current).byName.get(name)
+      if (entry === undefined) {
+        return {
+          status: "failed",
+          output: { error: "RESOURCE_NOT_FOUND", message: `No tool ${name} is offered.` },
+          details: { packageId: "", risk: "read", summary: `${name}: not offered`, outcome: "not-sent", code: "RESOURCE_NOT_FOUND" }
+        } satisfies CallOutcome
+      }
+      const problem = yield* checks.check(entry.pkg.digest, entry.tool, input)
+      if (problem !== undefined) {
+        return refusal({ outcome: "not-sent", code: "INVALID_INPUT" }, entry, { problem })
+      }
+      const step = { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk }
+      const settings = { machineTurns: yield* machineTurns, denyRules: yield* denyRules }
+      const verdict = policy(step, { ...settings, granted: false })
+      switch (verdict._tag) {
+        case "Deny":
+          return yield* recorded(context, "tool-denied", entry, { rule: verdict.rule }, refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry))
+        case "Ask": {
+          // Only a step that would ask names its operation and looks for a grant of exactly that one.
+          const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
+          const granted = yield* approvals.grantedFor(context.conversationId, digest)
+          if (Option.isNone(granted)) return yield* ask(context, entry, input, digest)
+          // Approving one step approves nothing else: the grant is spent by this call.
+          const spent = yield* approvals.transition(granted.value.approvalId, ["granted"], "used", yield* now)
+          if (!spent) return yield* ask(context, entry, input, digest)
+          return yield* send(context, entry, input as Record<string, unknown>)
         }
-        const problem = yield* checks.check(entry.pkg.digest, entry.tool, input)
-        if (problem !== undefined) {
-          return refusal({ outcome: "not-sent", code: "INVALID_INPUT" }, entry, { problem })
-        }
-        const step = { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk }
-        const settings = { machineTurns: yield* machineTurns, denyRules: yield* denyRules }
-        const verdict = policy(step, { ...settings, granted: false })
-        switch (verdict._tag) {
-          case "Deny":
-            return yield* recorded(context, "tool-denied", entry, { rule: verdict.rule }, refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry))
-          case "Ask": {
-            // Only a step that would ask names its operation and looks for a grant of exactly that one.
-            const digest = operationDigest(entry.pkg.packageId, entry.tool.name, input, entry.pkg.digest)
-            const granted = yield* approvals.grantedFor(context.conversationId, digest)
-            if (Option.isNone(granted)) return yield* ask(context, entry, input, digest)
-            // Approving one step approves nothing else: the grant is spent by this call.
-            const spent = yield* approvals.transition(granted.value.approvalId, ["granted"], "used", yield* now)
-            if (!spent) return yield* ask(context, entry, input, digest)
-            return yield* send(context, entry, input as Record<string, unknown>)
-          }
-          case "Run":
-            return yield* send(context, entry, input as Record<string, unknown>)
-        }
-      })
+        case "Run":
+          return yield* send(context, entry, input as Record<string, unknown>)
+      }
+    })
 
     const decide: PackageTools["Type"]["decide"] = Effect.fnUntraced(function*(taskId, approvalId, decision, digest) {
-        const found = yield* approvals.get(approvalId)
-        if (Option.isNone(found) || found.value.taskId !== taskId) return yield* new ApprovalNotFound({ approvalId })
-        const approval = found.value
-        if (digest !== approval.operationDigest) return yield* new ApprovalForged({ approvalId })
-        const at = yield* now
-        if (approval.status === "asked" && at >= approval.expiresAt) {
-          yield* approvals.transition(approvalId, ["asked"], "expired", at)
-          return yield* new ApprovalExpired({ approvalId })
-        }
-        const moved = yield* approvals.transition(approvalId, ["asked"], decision, at)
-        if (!moved) {
-          const now = Option.getOrElse(yield* approvals.get(approvalId), () => approval)
-          return yield* now.status === "expired"
-            ? new ApprovalExpired({ approvalId })
-            : new ApprovalAlreadyDecided({ approvalId, status: now.status })
-        }
-        yield* audit.append({
-          kind: "task-approval-decided",
-          conversationId: approval.conversationId,
-          surface: "person",
-          detail: { approvalId, taskId, decision, origin: approval.origin, tool: approval.tool, packageId: approval.packageId }
-        })
-        return { ...approval, status: decision, decidedAt: at }
+      const found = yield* approvals.get(approvalId)
+      if (Option.isNone(found) || found.value.taskId !== taskId) return yield* new ApprovalNotFound({ approvalId })
+      const approval = found.value
+      if (digest !== approval.operationDigest) return yield* new ApprovalForged({ approvalId })
+      const at = yield* now
+      if (approval.status === "asked" && at >= approval.expiresAt) {
+        yield* approvals.transition(approvalId, ["asked"], "expired", at)
+        return yield* new ApprovalExpired({ approvalId })
+      }
+      const moved = yield* approvals.transition(approvalId, ["asked"], decision, at)
+      if (!moved) {
+        const now = Option.getOrElse(yield* approvals.get(approvalId), () => approval)
+        return yield* now.status === "expired"
+          ? new ApprovalExpired({ approvalId })
+          : new ApprovalAlreadyDecided({ approvalId, status: now.status })
+      }
+      yield* audit.append({
+        kind: "task-approval-decided",
+        conversationId: approval.conversationId,
+        surface: "person",
+        detail: { approvalId, taskId, decision, origin: approval.origin, tool: approval.tool, packageId: approval.packageId }
       })
+      return { ...approval, status: decision, decidedAt: at }
+    })
 
     return PackageTools.of({
       askAgain: again.askAgain,

@@ -102,50 +102,50 @@ export const make = Effect.gen(function*() {
    * caller provides the transaction.
    */
   const insertRows = Effect.fnUntraced(function*(conversationId: string, messages: ReadonlyArray<Omit<NewMessage, "conversationId">>) {
-      const at = yield* now
-      const count = messages.length
-      const [taken] = yield* run(sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
-        updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`)
-      if (taken === undefined) return []
-      const firstRev = num(taken!.rev) - count + 1
-      const firstSeq = num(taken!.nextSeq) - count + 1
-      const entries: Array<TimelineEntry> = []
-      for (const [i, message] of messages.entries()) {
-        entries.push({
-          seq: firstSeq + i,
-          messageId: yield* makeId("msg"),
-          role: message.role,
-          origin: message.origin,
-          channel: message.channel,
-          status: message.status,
-          note: message.note ?? null,
-          ...(message.hostWritten === undefined ? {} : { hostWritten: message.hostWritten }),
-          taskId: message.taskId,
-          blocks: message.blocks,
-          createdAt: at,
-          updatedAt: at
-        })
-      }
-      yield* run(sql`INSERT INTO messages ${
-        sql.insert(entries.map((entry, i) => ({
-          id: entry.messageId,
-          conversationId,
-          seq: entry.seq,
-          rev: firstRev + i,
-          role: entry.role,
-          origin: entry.origin,
-          channel: entry.channel,
-          status: entry.status,
-          note: entry.note,
-          hostWritten: entry.hostWritten === undefined ? null : JSON.stringify(entry.hostWritten),
-          taskId: entry.taskId,
-          blocks: JSON.stringify(entry.blocks),
-          createdAt: at,
-          updatedAt: at
-        })))
-      }`)
-      return entries
-    })
+    const at = yield* now
+    const count = messages.length
+    const [taken] = yield* run(sql<Row>`UPDATE conversations SET rev = rev + ${count}, next_seq = next_seq + ${count},
+      updated_at = ${at} WHERE id = ${conversationId} RETURNING rev, next_seq`)
+    if (taken === undefined) return []
+    const firstRev = num(taken!.rev) - count + 1
+    const firstSeq = num(taken!.nextSeq) - count + 1
+    const entries: Array<TimelineEntry> = []
+    for (const [i, message] of messages.entries()) {
+      entries.push({
+        seq: firstSeq + i,
+        messageId: yield* makeId("msg"),
+        role: message.role,
+        origin: message.origin,
+        channel: message.channel,
+        status: message.status,
+        note: message.note ?? null,
+        ...(message.hostWritten === undefined ? {} : { hostWritten: message.hostWritten }),
+        taskId: message.taskId,
+        blocks: message.blocks,
+        createdAt: at,
+        updatedAt: at
+      })
+    }
+    yield* run(sql`INSERT INTO messages ${
+      sql.insert(entries.map((entry, i) => ({
+        id: entry.messageId,
+        conversationId,
+        seq: entry.seq,
+        rev: firstRev + i,
+        role: entry.role,
+        origin: entry.origin,
+        channel: entry.channel,
+        status: entry.status,
+        note: entry.note,
+        hostWritten: entry.hostWritten === undefined ? null : JSON.stringify(entry.hostWritten),
+        taskId: entry.taskId,
+        blocks: JSON.stringify(entry.blocks),
+        createdAt: at,
+        updatedAt: at
+      })))
+    }`)
+    return entries
+  })
 
   const insertMessages: ConversationStore["Type"]["insertMessages"] = (conversationId, messages) =>
     messages.length === 0
@@ -174,9 +174,9 @@ export const make = Effect.gen(function*() {
    * that (with RETURNING when it needs the row) in its transaction.
    */
   const patchUpdate = Effect.fnUntraced(function*(conversationId: string, messageId: string, patch: MessagePatch) {
-      const at = yield* now
-      const rev = yield* bump(conversationId)
-      return { rev, update: patchStatement(messageId, rev, at, patch) }
+    const at = yield* now
+    const rev = yield* bump(conversationId)
+    return { rev, update: patchStatement(messageId, rev, at, patch) }
   })
 
   /** Changes a message under a new revision and returns it as changed; the caller provides the transaction. */

@@ -16,17 +16,17 @@ export const make = Effect.gen(function*() {
   const records = yield* PackageRecords
   const held = yield* Ref.make<Held>({ revision: -1, byId: new Map() })
   return Effect.fnUntraced(function*(packageId: string) {
-      const revision = yield* records.revision
-      const now = yield* Ref.get(held)
-      const hit = now.revision === revision ? now.byId.get(packageId) : undefined
-      if (hit !== undefined) return hit
-      const found = yield* records.installedOne(packageId)
-      yield* Ref.update(held, (current) =>
-        current.revision === revision
-          ? { revision, byId: new Map(current.byId).set(packageId, found) }
-          : current.revision < revision
-          ? { revision, byId: new Map([[packageId, found]]) }
-          : current)
-      return found
-    })
+    const revision = yield* records.revision
+    const now = yield* Ref.get(held)
+    const hit = now.revision === revision ? now.byId.get(packageId) : undefined
+    if (hit !== undefined) return hit
+    const found = yield* records.installedOne(packageId)
+    yield* Ref.update(held, (current) =>
+      current.revision === revision
+        ? { revision, byId: new Map(current.byId).set(packageId, found) }
+        : current.revision < revision
+        ? { revision, byId: new Map([[packageId, found]]) }
+        : current)
+    return found
+  })
 })

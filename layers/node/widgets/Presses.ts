@@ -56,77 +56,77 @@ export const make = Effect.gen(function*() {
   if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget presses were cut off by the last stop`)
 
   const rate = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding) {
-      const now = yield* Clock.currentTimeMillis
-      const key = `${instance.instanceId}\u0000${binding.id}`
-      const admission = yield* Ref.modify(windows, (map) => {
-        const result = admit(Option.getOrElse(HashMap.get(map, key), () => []), now, binding.perMinute)
-        return [result, HashMap.set(map, key, result.window)]
-      })
-      if (!admission.admitted) {
-        return yield* new PressRateLimited({
-          actionBindingId: binding.id,
-          limit: binding.perMinute,
-          retryAfterMs: admission.retryAfterMs
-        })
-      }
+    const now = yield* Clock.currentTimeMillis
+    const key = `${instance.instanceId}\u0000${binding.id}`
+    const admission = yield* Ref.modify(windows, (map) => {
+      const result = admit(Option.getOrElse(HashMap.get(map, key), () => []), now, binding.perMinute)
+      return [result, HashMap.set(map, key, result.window)]
     })
+    if (!admission.admitted) {
+      return yield* new PressRateLimited({
+        actionBindingId: binding.id,
+        limit: binding.perMinute,
+        retryAfterMs: admission.retryAfterMs
+      })
+    }
+  })
 
   /** The package is still installed as the widget was placed from (a reinstall of that listing brings it back). */
   const installed = Effect.fnUntraced(function*(instance: WidgetInstance) {
-      if (instance.packageId === hostPackageId) return undefined
-      const pkg = yield* installedRecord(instance.packageId)
-      if (Option.isNone(pkg) || pkg.value.contentDigest !== instance.contentDigest || pkg.value.version !== instance.version) {
-        return yield* new WidgetNotInstalled({ packageId: instance.packageId })
-      }
-      return pkg.value
-    })
+    if (instance.packageId === hostPackageId) return undefined
+    const pkg = yield* installedRecord(instance.packageId)
+    if (Option.isNone(pkg) || pkg.value.contentDigest !== instance.contentDigest || pkg.value.version !== instance.version) {
+      return yield* new WidgetNotInstalled({ packageId: instance.packageId })
+    }
+    return pkg.value
+  })
 
   const current = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding, press: ActionPress) {
-      if (press.expectedRevision !== instance.revision) {
-        return yield* new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" })
-      }
-      if (press.expectedBindingDigest !== binding.digest) {
-        return yield* new PressInputInvalid({ field: "expectedBindingDigest", reason: "binding-digest-mismatch" })
-      }
-    })
+    if (press.expectedRevision !== instance.revision) {
+      return yield* new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" })
+    }
+    if (press.expectedBindingDigest !== binding.digest) {
+      return yield* new PressInputInvalid({ field: "expectedBindingDigest", reason: "binding-digest-mismatch" })
+    }
+  })
 
   /** Rules 8 and 9: a host-held player's state; no timeline, the instance revision unchanged. */
   const viewState = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding, press: ActionPress, sequence: number) {
-      const answer = (current: { readonly stateRevision: number; readonly state: unknown }, duplicate: boolean, stale: boolean) => ({
-        variant: viewStateVariant as typeof viewStateVariant,
-        duplicate,
-        ...(stale ? { stale: true as const } : {}),
-        instanceId: instance.instanceId,
-        revision: instance.revision,
-        stateRevision: current.stateRevision,
-        state: current.state
-      })
-      const held = yield* instances.viewState(instance.conversationId, instance.instanceId)
-      const write = { sequence, invocationId: press.invocationId }
-      const duplicate = Option.isSome(held) ? notNewer(held.value, write) : undefined
-      if (Option.isSome(held) && duplicate !== undefined) return answer(held.value, true, duplicate.stale)
-      yield* installed(instance)
-      yield* current(instance, binding, press)
-      const state = Schema.decodeUnknownEither(PlayerState)(press.input)
-      if (Either.isLeft(state)) {
-        return yield* new PressInputInvalid({
-          field: "input",
-          reason: "input",
-          problem: ParseResult.TreeFormatter.formatErrorSync(state.left)
-        })
-      }
-      if (pastClockBound(state.right, yield* Clock.currentTimeMillis)) {
-        return yield* new PressInputInvalid({ field: "input.at", reason: "clock-bound" })
-      }
-      yield* rate(instance, binding)
-      const written = yield* instances.writeViewState(instance.conversationId, instance.instanceId, {
-        ...write,
-        state: state.right
-      })
-      if (written._tag === "Written") return answer(written.current, false, false)
-      // Another write took this sequence between the read and this one: answered as rule 9 says.
-      return answer(written.current, true, written.current.invocationId !== press.invocationId)
+    const answer = (current: { readonly stateRevision: number; readonly state: unknown }, duplicate: boolean, stale: boolean) => ({
+      variant: viewStateVariant as typeof viewStateVariant,
+      duplicate,
+      ...(stale ? { stale: true as const } : {}),
+      instanceId: instance.instanceId,
+      revision: instance.revision,
+      stateRevision: current.stateRevision,
+      state: current.state
     })
+    const held = yield* instances.viewState(instance.conversationId, instance.instanceId)
+    const write = { sequence, invocationId: press.invocationId }
+    const duplicate = Option.isSome(held) ? notNewer(held.value, write) : undefined
+    if (Option.isSome(held) && duplicate !== undefined) return answer(held.value, true, duplicate.stale)
+    yield* installed(instance)
+    yield* current(instance, binding, press)
+    const state = Schema.decodeUnknownEither(PlayerState)(press.input)
+    if (Either.isLeft(state)) {
+      return yield* new PressInputInvalid({
+        field: "input",
+        reason: "input",
+        problem: ParseResult.TreeFormatter.formatErrorSync(state.left)
+      })
+    }
+    if (pastClockBound(state.right, yield* Clock.currentTimeMillis)) {
+      return yield* new PressInputInvalid({ field: "input.at", reason: "clock-bound" })
+    }
+    yield* rate(instance, binding)
+    const written = yield* instances.writeViewState(instance.conversationId, instance.instanceId, {
+      ...write,
+      state: state.right
+    })
+    if (written._tag === "Written") return answer(written.current, false, false)
+    // Another write took this sequence between the read and this one: answered as rule 9 says.
+    return answer(written.current, true, written.current.invocationId !== press.invocationId)
+  })
 
   /** The row of the timeline a press that ran (or may have) writes; the revision moves with it. */
   const recordPress = Effect.fnUntraced(function*(
@@ -203,21 +203,21 @@ export const make = Effect.gen(function*() {
 
   /** An agent binding: a turn of its own, its instruction from the manifest and the widget's description as data. */
   const pressAgent = Effect.fnUntraced(function*(caller: Caller, instance: WidgetInstance, press: ActionPress, text: string) {
-      const ticket = yield* engine.submit({
-        conversationId: instance.conversationId,
-        request: { text },
-        caller,
-        route: "answer",
-        hostWritten: { kind: "widget-action", version: 1 }
-      }).pipe(Effect.orDie)
-      const taskId = ticket.taskId ?? (yield* makeId("task"))
-      return {
-        write: Effect.as(
-          instances.advance(instance.conversationId, instance.instanceId),
-          Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
-        )
-      } satisfies Settle
-    })
+    const ticket = yield* engine.submit({
+      conversationId: instance.conversationId,
+      request: { text },
+      caller,
+      route: "answer",
+      hostWritten: { kind: "widget-action", version: 1 }
+    }).pipe(Effect.orDie)
+    const taskId = ticket.taskId ?? (yield* makeId("task"))
+    return {
+      write: Effect.as(
+        instances.advance(instance.conversationId, instance.instanceId),
+        Either.right({ outcome: "background" as const, invocationId: press.invocationId, taskId }) satisfies Outcome
+      )
+    } satisfies Settle
+  })
 
   /**
    * A job tool (`execution: {kind: job}`): the execution policy first (a deny rule 403, an asking mode a card and
@@ -355,46 +355,46 @@ export const make = Effect.gen(function*() {
     Effect.uninterruptibleMask((restore) => onceMasked(restore, caller, instance, press, run))
 
   const press: WidgetPresses["Type"]["press"] = Effect.fnUntraced(function*(caller, conversationId, instanceId, press) {
-      const problem = shapeProblem(press)
-      if (problem !== undefined) return yield* new PressSchemaInvalid({ reason: problem })
-      // The instance and an earlier press of this invocation id in one read; the earlier press matters only below.
-      const found = yield* instances.forPress(conversationId, instanceId, press.invocationId)
-      if (Option.isNone(found)) return yield* new InstanceUnknown({ instanceId })
-      const { earlier, instance } = found.value
-      const binding = instance.bindings.find((b) => b.id === press.actionBindingId)
-      if (binding === undefined) {
-        return yield* new PressUnsupported({ actionBindingId: press.actionBindingId, reason: "unknown-binding" })
+    const problem = shapeProblem(press)
+    if (problem !== undefined) return yield* new PressSchemaInvalid({ reason: problem })
+    // The instance and an earlier press of this invocation id in one read; the earlier press matters only below.
+    const found = yield* instances.forPress(conversationId, instanceId, press.invocationId)
+    if (Option.isNone(found)) return yield* new InstanceUnknown({ instanceId })
+    const { earlier, instance } = found.value
+    const binding = instance.bindings.find((b) => b.id === press.actionBindingId)
+    if (binding === undefined) {
+      return yield* new PressUnsupported({ actionBindingId: press.actionBindingId, reason: "unknown-binding" })
+    }
+    if (press.variant !== undefined) {
+      if (binding.kind !== "view-state") {
+        return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "variant-on-other-binding" })
       }
-      if (press.variant !== undefined) {
-        if (binding.kind !== "view-state") {
-          return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "variant-on-other-binding" })
-        }
-        return yield* viewState(instance, binding, press, press.sequence!)
+      return yield* viewState(instance, binding, press, press.sequence!)
+    }
+    if (binding.kind === "view-state") {
+      return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "player-needs-variant" })
+    }
+    // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
+    const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
+    if (Option.isSome(earlier) && !running) return yield* replay(earlier.value, press.invocationId)
+    const pkg = yield* installed(instance)
+    yield* current(instance, binding, press)
+    if (binding.kind === "tool") {
+      const tool = pkg?.manifest.tools.find((t) => t.name === binding.tool)
+      if (tool !== undefined && pkg !== undefined) {
+        const problem = yield* checks.check(pkg.digest, tool, press.input)
+        if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
       }
-      if (binding.kind === "view-state") {
-        return yield* new PressUnsupported({ actionBindingId: binding.id, reason: "player-needs-variant" })
-      }
-      // Rule 6 first: a repeat is answered as it was, whatever the instance has become since.
-      const running = HashMap.has(yield* Ref.get(inflight), `${instance.instanceId}\u0000${press.invocationId}`)
-      if (Option.isSome(earlier) && !running) return yield* replay(earlier.value, press.invocationId)
-      const pkg = yield* installed(instance)
-      yield* current(instance, binding, press)
-      if (binding.kind === "tool") {
-        const tool = pkg?.manifest.tools.find((t) => t.name === binding.tool)
-        if (tool !== undefined && pkg !== undefined) {
-          const problem = yield* checks.check(pkg.digest, tool, press.input)
-          if (problem !== undefined) return yield* new PressInputInvalid({ field: "input", reason: "input", problem })
-        }
-        yield* rate(instance, binding)
-        const run = tool !== undefined && isJobTool(tool) && pkg !== undefined
-          ? pressJob(caller, instance, binding, press, { risk: tool.risk, packageDigest: pkg.digest })
-          : pressTool(caller, instance, binding, press)
-        return yield* once(caller, instance, press, run)
-      }
-      const text = yield* agentRequest(log, instance, binding, press)
       yield* rate(instance, binding)
-      return yield* once(caller, instance, press, pressAgent(caller, instance, press, text))
-    })
+      const run = tool !== undefined && isJobTool(tool) && pkg !== undefined
+        ? pressJob(caller, instance, binding, press, { risk: tool.risk, packageDigest: pkg.digest })
+        : pressTool(caller, instance, binding, press)
+      return yield* once(caller, instance, press, run)
+    }
+    const text = yield* agentRequest(log, instance, binding, press)
+    yield* rate(instance, binding)
+    return yield* once(caller, instance, press, pressAgent(caller, instance, press, text))
+  })
 
   return WidgetPresses.of({ press })
 })
