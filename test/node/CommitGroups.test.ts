@@ -12,7 +12,7 @@ import { run as execute } from "../../layers/node/sql/Direct.js"
 import * as Names from "../../layers/node/sql/Names.js"
 import * as SqlTransactions from "../../layers/node/sql/SqlTransactions.js"
 import { Transactions } from "../../services/node/Transactions.js"
-import { Database } from "../support/NodeFixtures.js"
+import { Database, queryFile } from "../support/NodeFixtures.js"
 import * as NodeServer from "../support/NodeServer.js"
 
 /**
@@ -30,14 +30,8 @@ const database = (names = true) => {
   const schema = Layer.effectDiscard(Effect.orDie(Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`CREATE TABLE IF NOT EXISTS units (unit_name TEXT PRIMARY KEY, made_at INTEGER NOT NULL)`)))
   const layer = Layer.merge(SqlTransactions.layer, schema).pipe(Layer.provideMerge(client))
-  const committed = () => {
-    const db = new Database(file, { readonly: true })
-    try {
-      return db.prepare("SELECT unit_name FROM units ORDER BY unit_name").all().map((row) => globalThis.String(row.unit_name))
-    } finally {
-      db.close()
-    }
-  }
+  const committed = () =>
+    queryFile(file, "SELECT unit_name FROM units ORDER BY unit_name").map((row) => globalThis.String(row.unit_name))
   return { file, layer, committed }
 }
 

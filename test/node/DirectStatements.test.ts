@@ -10,7 +10,7 @@ import { Data, Deferred, Effect, Fiber, Layer, Option, String, Tracer } from "ef
 import * as path from "node:path"
 import * as Direct from "../../layers/node/sql/Direct.js"
 import * as NodeServer from "../support/NodeServer.js"
-import { Database } from "../support/NodeFixtures.js"
+import { queryFile } from "../support/NodeFixtures.js"
 
 class Refused extends Data.TaggedError("Refused") {}
 
@@ -20,14 +20,8 @@ const database = () => {
   const client = SqliteClient.layer({ filename: file, transformResultNames: Direct.resultNames, transformQueryNames: String.camelToSnake })
   const schema = Layer.effectDiscard(Effect.orDie(Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`CREATE TABLE IF NOT EXISTS units (unit_name TEXT PRIMARY KEY, unit_size INTEGER)`)))
-  const committed = () => {
-    const db = new Database(file, { readonly: true })
-    try {
-      return db.prepare("SELECT unit_name FROM units ORDER BY unit_name").all().map((row) => globalThis.String(row.unit_name))
-    } finally {
-      db.close()
-    }
-  }
+  const committed = () =>
+    queryFile(file, "SELECT unit_name FROM units ORDER BY unit_name").map((row) => globalThis.String(row.unit_name))
   return { layer: Layer.provideMerge(schema, client), committed }
 }
 

@@ -8,14 +8,11 @@ import { OpenApi } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { NodeApi } from "../../schema/node/Api.js"
-import { type Answer, bodies, queries, segments, send, wrongTypedBody } from "../support/HostileInput.js"
+import { type Answer, bodies, queries, refusalProblem, segments, send, wrongTypedBody } from "../support/HostileInput.js"
 import { conversation, timeline } from "../support/NodeFixtures.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
 import { type Declared, declared } from "./ContractRoutes.js"
-
-/** Refusals of the request itself, before any route's own rules: token, media type, size, target, rate. */
-const requestLevel = new Set([400, 401, 403, 404, 405, 413, 415, 429])
 
 /** Declared, not built yet: its handlers answer 501 NOT_IMPLEMENTED (src/node/handlers/Pending.ts). */
 const pendingGroups = new Set(["themes"])
@@ -37,15 +34,7 @@ const problem = (answer: Answer, route: Declared): string | undefined => {
   if (browserRoutes.has(`${route.method} ${route.path}`) && answer.contentType?.startsWith("text/html")) {
     return answer.text.includes("</html>") ? undefined : `not a whole page: ${answer.text.slice(0, 100)}`
   }
-  if (!requestLevel.has(answer.status) && !route.errorStatuses.includes(answer.status)) return `undeclared status ${answer.status}`
-  let body: any
-  try {
-    body = JSON.parse(answer.text)
-  } catch {
-    return `status ${answer.status} without a JSON body: ${JSON.stringify(answer.text.slice(0, 100))}`
-  }
-  if (typeof body?.code !== "string" || typeof body?.message !== "string") return `no envelope: ${answer.text.slice(0, 200)}`
-  return undefined
+  return refusalProblem(answer, route.errorStatuses, (body) => typeof body?.code === "string" && typeof body?.message === "string")
 }
 
 describe("hostile input on every node route", () => {

@@ -64,6 +64,28 @@ export const wrongTypedBody = (document: any) => {
   }
 }
 
+/** Refusals of the request itself, before any route's own rules: credential, media type, size, target, rate. */
+export const requestLevel: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 413, 415, 429])
+
+/**
+ * What is wrong with a refusal (a status of 400 or more), if anything: a status neither the route declares nor
+ * the request level, a body that is not JSON, or JSON that `isEnvelope` does not accept.
+ */
+export const refusalProblem = (
+  answer: Answer,
+  declared: ReadonlyArray<number>,
+  isEnvelope: (body: any) => boolean
+): string | undefined => {
+  if (!requestLevel.has(answer.status) && !declared.includes(answer.status)) return `undeclared status ${answer.status}`
+  let body: unknown
+  try {
+    body = JSON.parse(answer.text)
+  } catch {
+    return `status ${answer.status} without a JSON body: ${JSON.stringify(answer.text.slice(0, 100))}`
+  }
+  return isEnvelope(body) ? undefined : `no envelope: ${answer.text.slice(0, 200)}`
+}
+
 export interface Answer {
   readonly status: number
   readonly contentType: string | null

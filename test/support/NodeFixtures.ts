@@ -90,12 +90,16 @@ export const Database = loadCjs("better-sqlite3") as new(
   options?: { readonly readonly?: boolean }
 ) => SqliteDatabase
 
-/** Reads the node's database file directly, read-only. */
-export const query = (dataDir: string, sql: string, ...params: Array<unknown>): Array<any> => {
-  const db = new Database(path.join(dataDir, "node.db"), { readonly: true })
+/** Reads a SQLite file directly, read-only, on a connection of its own: what is committed. */
+export const queryFile = (file: string, sql: string, ...params: Array<unknown>): Array<any> => {
+  const db = new Database(file, { readonly: true })
   try {
     return db.prepare(sql).all(...params)
   } finally {
     db.close()
   }
 }
+
+/** Reads the node's database file directly, read-only. */
+export const query = (dataDir: string, sql: string, ...params: Array<unknown>): Array<any> =>
+  queryFile(path.join(dataDir, "node.db"), sql, ...params)

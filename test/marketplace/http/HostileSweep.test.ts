@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { HttpApi, OpenApi } from "@effect/platform"
 import { MarketplaceApi } from "../../../schema/marketplace/Api.js"
-import { type Answer, bodies, queries, segments, send, wrongTypedBody } from "../../support/HostileInput.js"
+import { type Answer, bodies, queries, refusalProblem, segments, send, wrongTypedBody } from "../../support/HostileInput.js"
 import { type RunningMarketplace, startMarketplace } from "../../support/MarketplaceServer.js"
 import { account, cookie, fromSite } from "../fixtures/Accounts.js"
 import { at, type Document, version } from "../fixtures/Listing.js"
@@ -27,9 +27,6 @@ HttpApi.reflect(MarketplaceApi, {
   }
 })
 
-/** Refusals of the request itself, before any route's own rules: credential, media type, size, target, rate. */
-const requestLevel = new Set([400, 401, 403, 404, 405, 413, 415, 429])
-
 const wrongTyped = wrongTypedBody(OpenApi.fromApi(MarketplaceApi))
 
 /** Existing records, so a hostile body reaches the route's own checks rather than a 404. */
@@ -43,18 +40,9 @@ const existing = (path: string, name: string) =>
 const problem = (answer: Answer, route: Route): string | undefined => {
   if (answer.status >= 500) return `status ${answer.status}: ${answer.text.slice(0, 200)}`
   if (answer.status < 400) return undefined
-  if (!requestLevel.has(answer.status) && !route.declared.includes(answer.status)) return `undeclared status ${answer.status}`
-  let body: any
-  try {
-    body = JSON.parse(answer.text)
-  } catch {
-    return `status ${answer.status} without a JSON body: ${JSON.stringify(answer.text.slice(0, 100))}`
-  }
-  const error = body?.error
-  if (typeof error?.code !== "string" || typeof error?.message !== "string" || typeof error?.requestId !== "string") {
-    return `no envelope: ${answer.text.slice(0, 200)}`
-  }
-  return undefined
+  return refusalProblem(answer, route.declared, (body) =>
+    typeof body?.error?.code === "string" && typeof body.error.message === "string" &&
+    typeof body.error.requestId === "string")
 }
 
 const document: Document = {
