@@ -4,42 +4,39 @@
  * answer for a known invocation id; then the checks of the instance as it is now (install, revision, digest,
  * rate, input), none of which changes anything; only then the invocation id is claimed and the call made.
  */
-import { Clock, Deferred, Effect, Either, HashMap, Layer, Option, ParseResult, Ref, Schema } from "effect"
+import { Deferred, Effect, Either, HashMap, Layer, Option, Ref } from "effect"
 import type { RiskClass } from "../../../schema/node/Manifest.js"
 import type { Caller } from "../../../schema/node/Security.js"
-import { type ActionPress, viewStateVariant } from "../../../schema/node/Widget.js"
+import type { ActionPress } from "../../../schema/node/Widget.js"
 import { makeId } from "../../../services/common/Ids.js"
 import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
 import { JobApprovals } from "../../../services/node/JobApprovals.js"
 import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
 import { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { PackageTools } from "../../../services/node/PackageTools.js"
-import { admit, notNewer, pastClockBound, PlayerState, shapeProblem, type Window } from "../../../services/node/PressRules.js"
+import { shapeProblem } from "../../../services/node/PressRules.js"
 import { Transactions } from "../../../services/node/Transactions.js"
 import { TurnEngine } from "../../../services/node/TurnEngine.js"
 import {
   InstanceUnknown,
   PressFailed,
   PressInputInvalid,
-  PressRateLimited,
   PressSchemaInvalid,
   PressUnsupported,
-  type WidgetError,
-  WidgetNotInstalled
+  type WidgetError
 } from "../../../services/node/WidgetErrors.js"
-import { hostPackageId, type WidgetBinding, type WidgetInstance, WidgetInstances } from "../../../services/node/WidgetInstances.js"
+import { type WidgetBinding, type WidgetInstance, WidgetInstances } from "../../../services/node/WidgetInstances.js"
 import { WidgetPressLog } from "../../../services/node/WidgetPressLog.js"
 import { type PressAnswer, WidgetPresses } from "../../../services/node/WidgetPresses.js"
 import * as InputChecks from "../packages/InputChecks.js"
 import { agentRequest } from "./AgentPress.js"
 import { callOutcome } from "./CallOutcome.js"
-import * as InstalledCache from "./InstalledCache.js"
 import { notStarted, type Outcome, replay, type Settle, settled, stored } from "./PressAnswers.js"
+import * as PressChecks from "./PressChecks.js"
 
 export const make = Effect.gen(function*() {
   const instances = yield* WidgetInstances
   const log = yield* WidgetPressLog
-  const installedRecord = yield* InstalledCache.make
   const tools = yield* PackageTools
   const jobs = yield* Jobs
   const jobApprovals = yield* JobApprovals
@@ -48,85 +45,12 @@ export const make = Effect.gen(function*() {
   const audit = yield* AuditLog
   const transactions = yield* Transactions
   const checks = yield* InputChecks.make
-  const windows = yield* Ref.make(HashMap.empty<string, Window>())
+  const { current, installed, rate, viewState } = yield* PressChecks.make
   /** Presses of this process still running, by instance and invocation id: an identical press waits for the first. */
   const inflight = yield* Ref.make(HashMap.empty<string, Deferred.Deferred<PressAnswer, WidgetError>>())
   // Presses the last process left running were cut off: they answer ACTION_INTERRUPTED from now on.
   const interrupted = yield* log.interruptRunning
   if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget presses were cut off by the last stop`)
-
-  const rate = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding) {
-    const now = yield* Clock.currentTimeMillis
-    const key = `${instance.instanceId}\u0000${binding.id}`
-    const admission = yield* Ref.modify(windows, (map) => {
-      const result = admit(Option.getOrElse(HashMap.get(map, key), () => []), now, binding.perMinute)
-      return [result, HashMap.set(map, key, result.window)]
-    })
-    if (!admission.admitted) {
-      return yield* new PressRateLimited({
-        actionBindingId: binding.id,
-        limit: binding.perMinute,
-        retryAfterMs: admission.retryAfterMs
-      })
-    }
-  })
-
-  /** The package is still installed as the widget was placed from (a reinstall of that listing brings it back). */
-  const installed = Effect.fnUntraced(function*(instance: WidgetInstance) {
-    if (instance.packageId === hostPackageId) return undefined
-    const pkg = yield* installedRecord(instance.packageId)
-    if (Option.isNone(pkg) || pkg.value.contentDigest !== instance.contentDigest || pkg.value.version !== instance.version) {
-      return yield* new WidgetNotInstalled({ packageId: instance.packageId })
-    }
-    return pkg.value
-  })
-
-  const current = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding, press: ActionPress) {
-    if (press.expectedRevision !== instance.revision) {
-      return yield* new PressInputInvalid({ field: "expectedRevision", reason: "stale-revision" })
-    }
-    if (press.expectedBindingDigest !== binding.digest) {
-      return yield* new PressInputInvalid({ field: "expectedBindingDigest", reason: "binding-digest-mismatch" })
-    }
-  })
-
-  /** Rules 8 and 9: a host-held player's state; no timeline, the instance revision unchanged. */
-  const viewState = Effect.fnUntraced(function*(instance: WidgetInstance, binding: WidgetBinding, press: ActionPress, sequence: number) {
-    const answer = (current: { readonly stateRevision: number; readonly state: unknown }, duplicate: boolean, stale: boolean) => ({
-      variant: viewStateVariant as typeof viewStateVariant,
-      duplicate,
-      ...(stale ? { stale: true as const } : {}),
-      instanceId: instance.instanceId,
-      revision: instance.revision,
-      stateRevision: current.stateRevision,
-      state: current.state
-    })
-    const held = yield* instances.viewState(instance.conversationId, instance.instanceId)
-    const write = { sequence, invocationId: press.invocationId }
-    const duplicate = Option.isSome(held) ? notNewer(held.value, write) : undefined
-    if (Option.isSome(held) && duplicate !== undefined) return answer(held.value, true, duplicate.stale)
-    yield* installed(instance)
-    yield* current(instance, binding, press)
-    const state = Schema.decodeUnknownEither(PlayerState)(press.input)
-    if (Either.isLeft(state)) {
-      return yield* new PressInputInvalid({
-        field: "input",
-        reason: "input",
-        problem: ParseResult.TreeFormatter.formatErrorSync(state.left)
-      })
-    }
-    if (pastClockBound(state.right, yield* Clock.currentTimeMillis)) {
-      return yield* new PressInputInvalid({ field: "input.at", reason: "clock-bound" })
-    }
-    yield* rate(instance, binding)
-    const written = yield* instances.writeViewState(instance.conversationId, instance.instanceId, {
-      ...write,
-      state: state.right
-    })
-    if (written._tag === "Written") return answer(written.current, false, false)
-    // Another write took this sequence between the read and this one: answered as rule 9 says.
-    return answer(written.current, true, written.current.invocationId !== press.invocationId)
-  })
 
   /** The row of the timeline a press that ran (or may have) writes; the revision moves with it. */
   const recordPress = Effect.fnUntraced(function*(
