@@ -35,12 +35,13 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { killAll, stopAll, stopChild } from "./Children.js"
+import { stopAll, stopChild } from "./Children.js"
 import { log, machineBusyMs, otherWorkLimit, percentile, seconds, writeDocs } from "./Common.js"
 import {
   type Build,
   buildCurrent,
   checkoutBaseline,
+  cleanUpOnExit,
   compilers,
   removeBaseline,
   startNode,
@@ -277,19 +278,7 @@ const main = async () => {
 
 const tmpDirs = new Set<string>()
 
-// Any exit, a crash included: the baseline's worktree goes (removeBaseline is synchronous and runs once).
-process.on("exit", removeBaseline)
-
-// Ctrl-C or a kill: the child servers, the baseline's worktree and the temporary data go too.
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    killAll()
-    for (const compiler of compilers) compiler.kill("SIGKILL")
-    removeBaseline()
-    for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
-    process.exit(130)
-  })
-}
+cleanUpOnExit(tmpDirs)
 
 main().then(
   () => process.exit(0),

@@ -35,10 +35,10 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type Child, killAll, startChild, stopAll, stopChild } from "./Children.js"
+import { type Child, startChild, stopAll, stopChild } from "./Children.js"
 import { freePort, log, machineBusyMs, otherWorkCores, otherWorkLimit, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
 import { script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
-import { type Build, buildCurrent, checkoutBaseline, compilers, removeBaseline } from "./node/builds.js"
+import { type Build, buildCurrent, checkoutBaseline, cleanUpOnExit, compilers, removeBaseline } from "./node/builds.js"
 import { waitHealthy } from "./node/client.js"
 import { pin, separateCpus } from "./node/cores.js"
 import { procCpuMs } from "./node/probe.js"
@@ -250,19 +250,7 @@ const main = async () => {
   }
 }
 
-// Any exit, a crash included: the baseline's worktree goes (removeBaseline is synchronous and runs once).
-process.on("exit", removeBaseline)
-
-// Ctrl-C or a kill: the nodes, the client, the baseline's worktree and the temporary data go too.
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    killAll()
-    for (const compiler of compilers) compiler.kill("SIGKILL")
-    removeBaseline()
-    for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
-    process.exit(130)
-  })
-}
+cleanUpOnExit(tmpDirs)
 
 main().then(
   () => process.exit(0),

@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { killAll } from "../Children.js"
 import { freePort, log, root, seconds } from "../Common.js"
 import { type Target, waitHealthy } from "./client.js"
 import { startNodeChild } from "./probe.js"
@@ -139,6 +140,23 @@ export const removeBaseline = () => {
     // The directory is gone: prune drops its administrative files (and only those of worktrees whose directory is gone).
     spawnSync("git", ["worktree", "prune"], { cwd: root })
     log(`  git worktree remove ${dir} failed (${removed.stderr.trim()}); removed the directory and pruned`)
+  }
+}
+
+/**
+ * Cleans up after a run that ends early: on any exit, a crash included, the baseline's worktree goes; on Ctrl-C or
+ * a kill, the child processes, the compilers, the baseline's worktree and the temporary directories go too.
+ */
+export const cleanUpOnExit = (tmpDirs: ReadonlySet<string>) => {
+  process.on("exit", removeBaseline)
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      killAll()
+      for (const compiler of compilers) compiler.kill("SIGKILL")
+      removeBaseline()
+      for (const dir of tmpDirs) fs.rmSync(dir, { recursive: true, force: true })
+      process.exit(130)
+    })
   }
 }
 
