@@ -13,8 +13,9 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Deferred, Effect, FiberId, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { IncomingMessage } from "node:http"
+import { OneShot } from "../../services/common/OneShot.js"
 import { quote } from "./Failures.js"
 
 /** Why a body was refused; knows no HTTP status (each API maps it to its own envelope). */
@@ -251,12 +252,19 @@ export const readJson = (source: IncomingMessage, rules: BodyRules): Effect.Effe
  * read once.
  */
 const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-  let outcome: Deferred.Deferred<A, E> | undefined
+  // A OneShot rather than a Deferred, one per request: services/common/OneShot.ts says why.
+  let outcome: OneShot<A, E> | undefined
   return Effect.suspend(() => {
-    if (outcome !== undefined) return Deferred.await(outcome)
-    const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
-    outcome = deferred
-    return Effect.zipRight(Effect.intoDeferred(effect, deferred), Deferred.await(deferred))
+    if (outcome !== undefined) return outcome.wait()
+    const cell = new OneShot<A, E>()
+    outcome = cell
+    // As `Effect.intoDeferred`: the outcome is set however the first reader ends, interrupted too.
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
+        cell.done(exit)
+        return exit
+      })
+    )
   })
 }
 
