@@ -115,7 +115,11 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
               calls.push(event)
               break
           }
-        }),
+        }).pipe(
+          // The model's last event woke the followers, but this fiber would go on (steers, the end's checkpoint)
+          // before they write it out; yielding once lets them write it first.
+          Effect.zipRight(Effect.yieldNow())
+        ),
         () => ({ text, calls })
       )
     })
@@ -201,6 +205,8 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
     exit: Exit.Exit<void, ModelFailure>
   ) {
     turn.phase = "finishing"
+    // A failed or stopped turn's last events woke the followers too: they write them before the end's checkpoint.
+    yield* Effect.yieldNow()
     if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
       yield* Effect.logError("Turn failed", exit.cause)
     }
