@@ -13,7 +13,7 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Deferred, Effect, FiberId, Schema } from "effect"
+import { Deferred, Effect, type Exit, FiberId, Schema } from "effect"
 import type { IncomingMessage } from "node:http"
 import { quote } from "./Failures.js"
 
@@ -248,15 +248,26 @@ export const readJson = (source: IncomingMessage, rules: BodyRules): Effect.Effe
 /**
  * `effect` run at most once, by its first caller; every caller gets that outcome. A hand-made `Effect.cached`:
  * that one has to be run (`runSync`) to be made, a fiber and a synchronized ref per request for a body most routes
- * read once.
+ * read once. The outcome is kept as an Exit; a Deferred (about 5 µs to make, it copies Effect's whole prototype) is
+ * made only for a caller that comes while the first read still runs, which a route's single read never does. A
+ * first read that is interrupted is its request's fiber ending: nothing of that request reads again.
  */
 const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-  let outcome: Deferred.Deferred<A, E> | undefined
+  let outcome: Exit.Exit<A, E> | undefined
+  let running = false
+  let waiting: Deferred.Deferred<A, E> | undefined
   return Effect.suspend(() => {
-    if (outcome !== undefined) return Deferred.await(outcome)
-    const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
-    outcome = deferred
-    return Effect.zipRight(Effect.intoDeferred(effect, deferred), Deferred.await(deferred))
+    if (outcome !== undefined) return outcome
+    if (running) {
+      waiting ??= Deferred.unsafeMake<A, E>(FiberId.none)
+      return Deferred.await(waiting)
+    }
+    running = true
+    return Effect.flatMap(Effect.exit(effect), (exit) => {
+      outcome = exit
+      if (waiting !== undefined) Deferred.unsafeDone(waiting, exit)
+      return exit
+    })
   })
 }
 

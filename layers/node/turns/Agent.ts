@@ -242,17 +242,13 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
    * The wall clock of a turn: a deadline on the engine's Deadlines (one sleeper for every turn, on the Clock) that
    * stops the turn as a stop does, with its own note; disarmed when the turn's work ends. A child fiber per turn
    * (forked at its start, interrupted at its end) was a share of every start and of every stopped turn's end.
-   * Armed on the default scheduler: a sleeper forked here would otherwise keep this turn's paced scheduler (and
-   * with it this turn) for as long as it runs.
+   * Deadlines forks its sleeper, when it needs a new one, on the default scheduler (not this turn's paced one).
    */
   const limit = (turn: Turn) =>
-    Effect.withScheduler(
-      deadlines.arm(Duration.toMillis(wallClock), () => {
-        turn.stopNote ??= notes.wallClock(wallClock)
-        turn.fiber?.unsafeInterruptAsFork(FiberId.none)
-      }),
-      Scheduler.defaultScheduler
-    )
+    deadlines.arm(Duration.toMillis(wallClock), () => {
+      turn.stopNote ??= notes.wallClock(wallClock)
+      turn.fiber?.unsafeInterruptAsFork(FiberId.none)
+    })
 
   /** The turn's whole life, on its own fiber: interrupting that fiber stops it with its text kept. */
   const run = (turn: Turn): Effect.Effect<void> =>
