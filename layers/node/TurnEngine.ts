@@ -118,21 +118,22 @@ export const make = (settings: TurnSettings) =>
 
     // The per-start generators are made once here, not per call: on Node 20 a generator function made per call gets a
     // map of its own, which keeps what it captured alive through scavenges until a full collection (docs/decisions.md).
-    const startTurn = Effect.fnUntraced(function*(
+    const startTurn = (
       state: Stopping.ConversationState,
       submission: Submission,
       taskId: string,
       user: TimelineEntry,
       reply: TimelineEntry,
       history?: ReadonlyArray<TimelineEntry>
-    ) {
-      const turn = yield* Turns.make(submission, taskId, user, reply, history)
-      state.running = turn
-      // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing). The
-      // scheduler is the fiber's from its creation, not set by a `withScheduler` step inside it.
-      turn.fiber = runTurn(agent.run(turn), { scheduler: Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent) })
-      return turn
-    })
+    ) =>
+      Effect.sync(() => {
+        const turn = Turns.make(submission, taskId, user, reply, history)
+        state.running = turn
+        // Until its first event the turn is part of its start; after it, its steps yield to new starts (Pacing). The
+        // scheduler is the fiber's from its creation, not set by a `withScheduler` step inside it.
+        turn.fiber = runTurn(agent.run(turn), { scheduler: Pacing.turnScheduler(() => turn.seq > 0, afterFirstEvent) })
+        return turn
+      })
 
     /** Starts the turn of a message that waited; the caller holds the conversation lock. */
     const startWaiting = Effect.fnUntraced(function*(state: Stopping.ConversationState, waiting: Tickets.Waiting) {

@@ -8,7 +8,7 @@ import { Duration, Effect, TestClock } from "effect"
 import type { ScriptInput } from "../../layers/node/model/Scripted.js"
 import * as NodeServer from "../support/NodeServer.js"
 import { TestNode } from "../support/NodeServer.js"
-import { conversation, doneOf, eventually, hasEvent, textOf, timeline, typedClient } from "../support/NodeFixtures.js"
+import { conversation, doneOf, eventually, hasEvent, send, textOf, timeline, typedClient } from "../support/NodeFixtures.js"
 
 const script: ScriptInput = {
   rules: [
@@ -165,5 +165,21 @@ describe("the waiting route's background answer", () => {
       expect(response.status).toBe(202)
       expect(response.body.messageIds).toEqual(entries.map((e) => e.messageId))
       expect(response.body.taskId).toBe(entries[1].taskId)
+    })))
+})
+
+describe("the waiting route's budget", () => {
+  it.scoped("answers 202 background when the turn outlives it, and the turn goes on", () =>
+    withNode(Effect.gen(function*() {
+      const id = yield* conversation
+      const fiber = yield* Effect.fork(send(id, { text: "forever" }))
+      yield* eventually(timeline(id), (entries) => entries.length === 2, "the reply exists")
+      yield* TestClock.adjust(Duration.seconds(60))
+      const response = yield* fiber.await.pipe(Effect.flatten)
+      expect(response.status).toBe(202)
+      expect(response.body.resolution).toBe("background")
+      expect(response.body.taskId).toMatch(/^task_/)
+      const entries = yield* timeline(id)
+      expect(entries[1]).toMatchObject({ status: "writing" })
     })))
 })

@@ -391,19 +391,3 @@ describe("no model configured", () => {
       expect(doneOf(events).resolution).toBe("failed")
     }).pipe(Effect.provide(NodeServer.layer({ model: "none" }))))
 })
-
-describe("the waiting route's budget", () => {
-  it.scoped("answers 202 background when the turn outlives it, and the turn goes on", () =>
-    withNode(Effect.gen(function*() {
-      const id = yield* conversation
-      const fiber = yield* Effect.fork(send(id, { text: "forever" }))
-      yield* eventually(timeline(id), (entries) => entries.length === 2, "the reply exists")
-      yield* TestClock.adjust(Duration.seconds(60))
-      const response = yield* fiber.await.pipe(Effect.flatten)
-      expect(response.status).toBe(202)
-      expect(response.body.resolution).toBe("background")
-      expect(response.body.taskId).toMatch(/^task_/)
-      const entries = yield* timeline(id)
-      expect(entries[1]).toMatchObject({ status: "writing" })
-    })))
-})

@@ -9,7 +9,7 @@
  * The sleeper sleeps on the Clock of the fiber that forked it (the caller's, as the timer fiber did), so a TestClock
  * moves it. An entry holds only its `expire` callback, and only until it is disarmed or due.
  */
-import { Clock, Effect, HashMap, Ref, type Scope } from "effect"
+import { Clock, Effect, HashMap, Ref, Scheduler, type Scope } from "effect"
 
 interface Entry {
   readonly at: number
@@ -81,10 +81,15 @@ export const make = (scope: Scope.Scope) =>
           ([id, generation]) => {
             const disarm = Ref.update(state, (s) => ({ ...s, entries: HashMap.remove(s.entries, id) }))
             // Interruptible whatever the caller's region (a widget press calls inside an uninterruptible one): the
-            // runtime's scope must be able to end it.
+            // runtime's scope must be able to end it. On the default scheduler whatever the caller's: a sleeper forked
+            // from a turn's fiber would otherwise run on that turn's paced scheduler (turns/Pacing.ts) and keep it alive;
+            // set here, on the rare fork, rather than by every caller around every arm.
             return generation === undefined
               ? Effect.succeed(disarm)
-              : Effect.as(Effect.forkIn(Effect.interruptible(sleeper(generation, at)), scope), disarm)
+              : Effect.as(
+                Effect.withScheduler(Effect.forkIn(Effect.interruptible(sleeper(generation, at)), scope), Scheduler.defaultScheduler),
+                disarm
+              )
           }
         )
       })

@@ -115,7 +115,11 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
               calls.push(event)
               break
           }
-        }),
+        }).pipe(
+          // The model's last event woke the followers, but this fiber would go on (steers, the end's checkpoint)
+          // before they write it out; yielding once lets them write it first.
+          Effect.zipRight(Effect.yieldNow())
+        ),
         () => ({ text, calls })
       )
     })
@@ -201,6 +205,8 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
     exit: Exit.Exit<void, ModelFailure>
   ) {
     turn.phase = "finishing"
+    // A failed or stopped turn's last events woke the followers too: they write them before the end's checkpoint.
+    yield* Effect.yieldNow()
     if (Exit.isFailure(exit) && !Exit.isInterrupted(exit) && Option.isNone(Cause.failureOption(exit.cause))) {
       yield* Effect.logError("Turn failed", exit.cause)
     }
@@ -236,17 +242,13 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
    * The wall clock of a turn: a deadline on the engine's Deadlines (one sleeper for every turn, on the Clock) that
    * stops the turn as a stop does, with its own note; disarmed when the turn's work ends. A child fiber per turn
    * (forked at its start, interrupted at its end) was a share of every start and of every stopped turn's end.
-   * Armed on the default scheduler: a sleeper forked here would otherwise keep this turn's paced scheduler (and
-   * with it this turn) for as long as it runs.
+   * Deadlines forks its sleeper, when it needs a new one, on the default scheduler (not this turn's paced one).
    */
   const limit = (turn: Turn) =>
-    Effect.withScheduler(
-      deadlines.arm(Duration.toMillis(wallClock), () => {
-        turn.stopNote ??= notes.wallClock(wallClock)
-        turn.fiber?.unsafeInterruptAsFork(FiberId.none)
-      }),
-      Scheduler.defaultScheduler
-    )
+    deadlines.arm(Duration.toMillis(wallClock), () => {
+      turn.stopNote ??= notes.wallClock(wallClock)
+      turn.fiber?.unsafeInterruptAsFork(FiberId.none)
+    })
 
   /** The turn's whole life, on its own fiber: interrupting that fiber stops it with its text kept. */
   const run = (turn: Turn): Effect.Effect<void> =>

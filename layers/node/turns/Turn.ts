@@ -3,7 +3,7 @@
  * its log and reply; followers read the log once, then take live events from
  * their mailbox, so a late joiner misses nothing and sees nothing twice.
  */
-import { Channel, Chunk, Deferred, Effect, type Fiber, Stream } from "effect"
+import { Channel, Chunk, Deferred, Effect, type Fiber, FiberId, Stream } from "effect"
 import type { Block, MessageResult, TimelineEntry } from "../../../schema/node/Conversation.js"
 import type { Channel as InputChannel, Surface } from "../../../schema/node/Security.js"
 import type { Phase, Route } from "../../../services/node/Steering.js"
@@ -58,46 +58,40 @@ export interface Turn {
   fiber: Fiber.RuntimeFiber<void> | undefined
 }
 
-/** A turn about to run: its user message and reply stored, nothing said yet. */
-// Made once, not per call: on Node 20 a generator function made per call gets a map of its own, which keeps what it
-// captured alive through scavenges until a full collection (docs/decisions.md).
-export const make: (
+/**
+ * A turn about to run: its user message and reply stored, nothing said yet. A plain function (the engine calls it in
+ * the synchronous step that forks the turn): the generator it was ran a `Deferred.make` through four Effect steps per
+ * start for an object that needs none.
+ */
+export const make = (
   submission: Submission,
   taskId: string,
   user: TimelineEntry,
   reply: TimelineEntry,
   history: ReadonlyArray<TimelineEntry> | undefined
-) => Effect.Effect<Turn> = Effect.fnUntraced(function*(
-  submission: Submission,
-  taskId: string,
-  user: TimelineEntry,
-  reply: TimelineEntry,
-  history: ReadonlyArray<TimelineEntry> | undefined
-) {
-  return {
-    taskId,
-    conversationId: submission.conversationId,
-    origin: submission.caller.surface,
-    channel: submission.caller.channel,
-    route: submission.route,
-    userMessageId: user.messageId,
-    assistantMessageId: reply.messageId,
-    entries: [user],
-    history,
-    followers: new Set(),
-    result: yield* Deferred.make<MessageResult>(),
-    steers: [],
-    blocks: [],
-    log: [],
-    persisted: 0,
-    dirty: false,
-    final: undefined,
-    closing: undefined,
-    phase: "setup",
-    seq: 0,
-    stopNote: undefined,
-    fiber: undefined
-  }
+): Turn => ({
+  taskId,
+  conversationId: submission.conversationId,
+  origin: submission.caller.surface,
+  channel: submission.caller.channel,
+  route: submission.route,
+  userMessageId: user.messageId,
+  assistantMessageId: reply.messageId,
+  entries: [user],
+  history,
+  followers: new Set(),
+  result: Deferred.unsafeMake<MessageResult>(FiberId.none),
+  steers: [],
+  blocks: [],
+  log: [],
+  persisted: 0,
+  dirty: false,
+  final: undefined,
+  closing: undefined,
+  phase: "setup",
+  seq: 0,
+  stopNote: undefined,
+  fiber: undefined
 })
 
 /** Appends an event to the log and hands it to the live followers, synchronously: the hot path of a delta. */

@@ -78,6 +78,11 @@ export const settings = {
     return raw === "" ? undefined : raw as "burst" | "estop"
   })(),
   nodeFlags: (process.env.BENCH_NODE_FLAGS ?? "").split(/\s+/).filter((flag) => flag.length > 0),
+  /**
+   * BENCH_WRITTEN_DUMP=<file>: each stream run's delta → bytes times, in the order the server wrote them, appended to
+   * this file as a JSON line per run and server (which delta of a stream is slow: the first, the last, any).
+   */
+  writtenDump: (process.env.BENCH_WRITTEN_DUMP ?? "").trim() || undefined,
   /** A long turn: one delta, then this long before anything else. */
   longDelayMs: 120_000,
   targets: {

@@ -1,4 +1,5 @@
 /** Stream runs: concurrent streams of stamped deltas, and the burst of starts. */
+import * as fs from "node:fs"
 import { assertRunning } from "../Children.js"
 import { percentile } from "../Common.js"
 import {
@@ -110,7 +111,11 @@ export const runLevel = async (
   }
   const driverCpu = process.cpuUsage(driverBefore)
   const cpuAfter = measureNode ? await askSample(target.child, false) : undefined
-  const toBytes = sorted(await askWritten(target.child))
+  const written = await askWritten(target.child)
+  if (settings.writtenDump !== undefined) {
+    fs.appendFileSync(settings.writtenDump, JSON.stringify({ server: target.label, layout, streams, repeats, values: written }) + "\n")
+  }
+  const toBytes = sorted(written)
   const peaks = memory?.()
   assertRunning(target.child)
 
