@@ -173,7 +173,11 @@ export const make = (options: Options = {}) =>
         channel: context.channel === "voice" ? "voice-agent" : context.channel,
         detail: { taskId: context.taskId, packageId: entry.pkg.packageId, tool: entry.tool.name, ...detail }
       }
-      return context.auditByCaller === true ? Effect.succeed({ ...outcome, audit: row }) : Effect.as(audit.append(row), outcome)
+      // Object.assign, not `{ ...outcome, audit }`: on this V8 a spread followed by a property makes a new hidden
+      // class per object (docs/decisions.md, "Widget presses: a generator function made per call").
+      return context.auditByCaller === true
+        ? Effect.succeed(Object.assign({}, outcome, { audit: row }))
+        : Effect.as(audit.append(row), outcome)
     }
 
     const ask = Effect.fnUntraced(function*(context: CallContext, entry: Entry, input: unknown, digest: string) {
@@ -308,8 +312,7 @@ export const make = (options: Options = {}) =>
         return refusal({ outcome: "not-sent", code: "INVALID_INPUT" }, entry, { problem })
       }
       const step = { origin: context.origin, packageId: entry.pkg.packageId, tool: entry.tool.name, risk: entry.tool.risk }
-      const settings = { machineTurns: yield* machineTurns, denyRules: yield* denyRules }
-      const verdict = policy(step, { ...settings, granted: false })
+      const verdict = policy(step, { machineTurns: yield* machineTurns, denyRules: yield* denyRules, granted: false })
       switch (verdict._tag) {
         case "Deny":
           return yield* recorded(context, "tool-denied", entry, { rule: verdict.rule }, refusal({ outcome: "denied", code: "POLICY_REFUSED" }, entry))

@@ -3,9 +3,10 @@
  * and what happens when the node stops waiting (interruption, timeout, the caller's cancel): MCP
  * cancellation, then proof within the kill bound that the process still listens, or SIGKILL.
  */
+import "./ZodJitless.js" // before the SDK: its schemas are made when it loads
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { randomUUID } from "node:crypto"
-import { Deferred, Duration, Effect, Fiber, Queue, Ref } from "effect"
+import { Deferred, Duration, Effect, Fiber, FiberRef, Queue, Ref } from "effect"
 import {
   ServiceCancelled,
   type ServiceCallError,
@@ -212,9 +213,15 @@ export const invoke = (
     yield* Queue.offer(progress, drained).pipe(Effect.zipRight(Fiber.join(handing)))
     return yield* outcome
   }))
-  // No stack trace captured for the span (a `new Error()` per call): its name and attributes say which call.
-  return run.pipe(Effect.withSpan("ServiceRuntime.call", {
-    attributes: { packageId: service.pkg.packageId, tool: call.tool },
-    captureStackTrace: false
-  }))
+  // No stack trace captured for the span (a `new Error()` per call): its name and attributes say which call. With
+  // tracing off (CLARK_TRACING, the default) no span at all: a no-op span still set itself as the parent span, a
+  // copy of the caller's whole context (60-odd services) per call.
+  return Effect.withFiberRuntime((fiber) =>
+    fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? run.pipe(Effect.withSpan("ServiceRuntime.call", {
+        attributes: { packageId: service.pkg.packageId, tool: call.tool },
+        captureStackTrace: false
+      }))
+      : run
+  )
 }

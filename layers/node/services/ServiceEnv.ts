@@ -4,6 +4,7 @@
  * else the node's own environment happens to hold. It gets a search path, a language, a home of its own
  * (its data folder), who it is, and the values its grants give it (its own credentials, by name).
  */
+import "./ZodJitless.js" // before the SDK: its schemas are made when it loads
 import { DEFAULT_INHERITED_ENV_VARS } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as path from "node:path"
 

@@ -2,6 +2,7 @@
  * One service process and its MCP client: started, handshaken and listed as a scoped resource, so closing
  * the scope ends the process however it is doing (asked to end, killed after the bound).
  */
+import "./ZodJitless.js" // before the SDK: its schemas are made when it loads
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ErrorCode, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js"

@@ -7,14 +7,16 @@
  * (docs/decisions.md, "Group commit of turn starts").
  */
 import { type SqlConnection, SqlClient, SqlError } from "@effect/sql"
-import { Context, Deferred, Effect, Exit, FiberRef, FiberSet, Layer, Scheduler } from "effect"
+import { Context, Effect, Exit, FiberRef, FiberSet, Layer, Scheduler } from "effect"
+import { OneShot } from "../../../services/common/OneShot.js"
 import { Transactions } from "../../../services/node/Transactions.js"
 
 /** One unit of work waiting for its group: the effect and its caller's services, and where its outcome goes. */
 interface Member {
   readonly run: Effect.Effect<unknown, unknown, never>
   readonly context: Context.Context<never>
-  readonly outcome: Deferred.Deferred<unknown, unknown>
+  /** Not a Deferred: one is made per unit (services/common/OneShot.ts says why). */
+  readonly outcome: OneShot<unknown, unknown>
 }
 
 /** The group that is still taking members, if any: it closes just before its COMMIT. */
@@ -84,7 +86,14 @@ export const make = Effect.gen(function*() {
    * (`TransactionConnection`, level 0): a unit nested in it is a savepoint, and the stores' statements run on it.
    */
   const inGroup = (member: Member, connection: SqlConnection.Connection) =>
-    Effect.exit(Effect.provide(member.run, Context.add(member.context, SqlClient.TransactionConnection, [connection, 0] as const)))
+    // The caller's services in place of the group fiber's (`locally` on the context), not `Effect.provide`, which
+    // merges the two: the caller's context holds everything the unit needs, and the merge copied both whole
+    // (60-odd services each) for every unit, a visible share of what a widget press allocates.
+    Effect.exit(Effect.locally(
+      member.run,
+      FiberRef.currentContext,
+      Context.add(member.context, SqlClient.TransactionConnection, [connection, 0] as const)
+    ))
 
   /**
    * A member in its own savepoint: its failure or defect undoes only its own writes, and the group goes on. Its
@@ -140,19 +149,20 @@ export const make = Effect.gen(function*() {
     if (current === group) current = undefined
   })
 
-  const closeGroup = Effect.fnUntraced(function*(group: Group, exit: Exit.Exit<void>) {
-    group.open = false
-    if (current === group) current = undefined
-    // A COMMIT that failed, or the node closing: nothing of this group is stored, and each member learns it.
-    if (Exit.isFailure(exit)) for (const member of group.members) yield* Deferred.failCause(member.outcome, exit.cause)
-  })
+  const closeGroup = (group: Group, exit: Exit.Exit<void>) =>
+    Effect.sync(() => {
+      group.open = false
+      if (current === group) current = undefined
+      // A COMMIT that failed, or the node closing: nothing of this group is stored, and each member learns it.
+      if (Exit.isFailure(exit)) for (const member of group.members) member.outcome.done(Exit.failCause(exit.cause))
+    })
 
   // Generators hoisted (Effect.fnUntraced) rather than made per group: docs/decisions.md, "Widget presses: a
   // generator function made per call".
   const runGroup = Effect.fnUntraced(function*(group: Group) {
     const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
     yield* traced(orDieSql(transaction((connection) => runMembers(group, connection, done))))
-    for (const [member, exit] of done) yield* Deferred.done(member.outcome, exit)
+    for (const [member, exit] of done) member.outcome.done(exit)
   }, (effect, group) => Effect.onExit(effect, (exit) => closeGroup(group, exit)))
 
   const atomically: Transactions["Type"]["atomically"] = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -160,7 +170,7 @@ export const make = Effect.gen(function*() {
       const context = fiber.currentContext as Context.Context<never>
       // Already inside a transaction (a unit nested in another): a savepoint of that one, as before.
       if (Context.getOption(context, SqlClient.TransactionConnection)._tag === "Some") return orDieSql(sql.withTransaction(effect))
-      const outcome = Deferred.unsafeMake<unknown, unknown>(fiber.id())
+      const outcome = new OneShot<unknown, unknown>()
       const member: Member = { run: effect as Effect.Effect<unknown, unknown, never>, context, outcome }
       if (current !== undefined && current.open && current.members.length < maxGroup) current.members.push(member)
       else {
@@ -169,12 +179,12 @@ export const make = Effect.gen(function*() {
         // After the layer closed, the set runs nothing: the group is refused as an interrupted one would be.
         if (closed) {
           current = undefined
-          Deferred.unsafeDone(outcome, Exit.interrupt(fiber.id()))
+          outcome.done(Exit.interrupt(fiber.id()))
         } else runGroupFiber(runGroup(group), { scheduler: Scheduler.defaultScheduler })
       }
       // Waited for whole: a caller that leaves (a client gone) still holds its locks until its unit is committed
       // or undone, so nothing else of its conversation runs before it; the group ends in any case.
-      return Effect.uninterruptible(Deferred.await(outcome)) as Effect.Effect<A, E>
+      return Effect.uninterruptible(outcome.wait()) as Effect.Effect<A, E>
     })
 
   return Transactions.of({ atomically })

@@ -52,7 +52,17 @@ export const make = Effect.gen(function*() {
 
   return WidgetPressLog.of({
     claim: Effect.fnUntraced(function*(press: Parameters<WidgetPressLog["Type"]["claim"]>[0]) {
-        const inserted = yield* sql`INSERT INTO widget_presses ${sql.insert({ ...press, status: "running", answer: null })}
+        // Listed, not `{ ...press, status, answer }`: a spread followed by properties makes a new hidden class per
+        // object on this V8 (docs/decisions.md, "Widget presses: a generator function made per call").
+        const row = {
+          conversationId: press.conversationId,
+          instanceId: press.instanceId,
+          invocationId: press.invocationId,
+          actionBindingId: press.actionBindingId,
+          status: "running",
+          answer: null
+        }
+        const inserted = yield* sql`INSERT INTO widget_presses ${sql.insert(row)}
           ON CONFLICT DO NOTHING RETURNING instance_id`
         return inserted.length === 1 ? Option.none() : yield* get(press.instanceId, press.invocationId)
       }, (effect) => Effect.orDie(effect)),

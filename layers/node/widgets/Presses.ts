@@ -4,11 +4,12 @@
  * answer for a known invocation id; then the checks of the instance as it is now (install, revision, digest,
  * rate, input), none of which changes anything; only then the invocation id is claimed and the call made.
  */
-import { Deferred, Effect, Either, HashMap, Layer, Option, Ref } from "effect"
+import { Effect, Either, HashMap, Layer, Option, Ref } from "effect"
 import type { RiskClass } from "../../../schema/node/Manifest.js"
 import type { Caller } from "../../../schema/node/Security.js"
 import type { ActionPress } from "../../../schema/node/Widget.js"
 import { makeId } from "../../../services/common/Ids.js"
+import { OneShot } from "../../../services/common/OneShot.js"
 import { type AuditEntry, AuditLog } from "../../../services/node/AuditLog.js"
 import { JobApprovals } from "../../../services/node/JobApprovals.js"
 import { isJobTool, Jobs } from "../../../services/node/Jobs.js"
@@ -34,6 +35,9 @@ import { callOutcome } from "./CallOutcome.js"
 import { notStarted, type Outcome, replay, type Settle, settled, stored } from "./PressAnswers.js"
 import * as PressChecks from "./PressChecks.js"
 
+/** A running press's outcome for identical presses to wait on; null until one comes. */
+type Waiting = OneShot<PressAnswer, WidgetError> | null
+
 export const make = Effect.gen(function*() {
   const instances = yield* WidgetInstances
   const log = yield* WidgetPressLog
@@ -46,8 +50,12 @@ export const make = Effect.gen(function*() {
   const transactions = yield* Transactions
   const checks = yield* InputChecks.make
   const { current, installed, rate, viewState } = yield* PressChecks.make
-  /** Presses of this process still running, by instance and invocation id: an identical press waits for the first. */
-  const inflight = yield* Ref.make(HashMap.empty<string, Deferred.Deferred<PressAnswer, WidgetError>>())
+  /**
+   * Presses of this process still running, by instance and invocation id: an identical press waits for the first.
+   * The outcome to wait on is made only when a second press comes (null until then): a press that nothing
+   * overlaps, nearly every one, makes none (services/common/OneShot.ts: what each one costs).
+   */
+  const inflight = yield* Ref.make(HashMap.empty<string, Waiting>())
   // Presses the last process left running were cut off: they answer ACTION_INTERRUPTED from now on.
   const interrupted = yield* log.interruptRunning
   if (interrupted > 0) yield* Effect.logWarning(`${interrupted} widget presses were cut off by the last stop`)
@@ -251,16 +259,17 @@ export const make = Effect.gen(function*() {
     run: Effect.Effect<Settle>
   ) {
     const key = `${instance.instanceId}\u0000${press.invocationId}`
-    const mine = yield* Deferred.make<PressAnswer, WidgetError>()
-    const owner = yield* Ref.modify(inflight, (map) =>
-      Option.match(HashMap.get(map, key), {
-        onSome: (other) => [other, map] as const,
-        onNone: () => [mine, HashMap.set(map, key, mine)] as const
-      }))
-    if (owner !== mine) return yield* restore(Deferred.await(owner))
+    const earlier = yield* Ref.modify(inflight, (map): readonly [OneShot<PressAnswer, WidgetError> | undefined, HashMap.HashMap<string, Waiting>] => {
+      const other = HashMap.get(map, key)
+      if (Option.isNone(other)) return [undefined, HashMap.set(map, key, null)]
+      if (other.value !== null) return [other.value, map]
+      const outcome = new OneShot<PressAnswer, WidgetError>()
+      return [outcome, HashMap.set(map, key, outcome)]
+    })
+    if (earlier !== undefined) return yield* restore(earlier.wait())
     const result = yield* Effect.exit(claimed(caller, instance, press, run))
-    yield* Deferred.done(mine, result)
-    yield* Ref.update(inflight, HashMap.remove(key))
+    const waiting = yield* Ref.modify(inflight, (map) => [HashMap.get(map, key), HashMap.remove(map, key)] as const)
+    if (Option.isSome(waiting) && waiting.value !== null) waiting.value.done(result)
     return yield* result
   })
 
