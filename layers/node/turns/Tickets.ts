@@ -50,7 +50,7 @@ export const own = (turn: Turn): Ticket => ({
   taskId: turn.taskId,
   messageIds: [turn.userMessageId, turn.assistantMessageId],
   ...following(turn, 0),
-  result: Deferred.await(turn.result)
+  result: turn.result.wait()
 })
 
 /** A message steered into a running turn follows the rest of it; its `done` carries the steered result. */
@@ -62,7 +62,7 @@ export const steered = (turn: Turn): Ticket => {
     messageIds: [],
     events: follow(turn, from).pipe(Stream.map(steeredEvent)),
     written: (writer) => followWritten(turn, from, { ...writer, write: (events) => writer.write(events.map(steeredEvent)) }),
-    result: Effect.map(Deferred.await(turn.result), steeredResult)
+    result: Effect.map(turn.result.wait(), steeredResult)
   }
 }
 
@@ -88,7 +88,7 @@ export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting")
             : Stream.make(writer.write([started.done]))))
       ),
     result: Effect.flatMap(outcome, (started) =>
-      started._tag === "Turn" ? Deferred.await(started.turn.result) : Effect.succeed(started.done.data as MessageResult))
+      started._tag === "Turn" ? started.turn.result.wait() : Effect.succeed(started.done.data as MessageResult))
   }
 }
 
