@@ -1,6 +1,7 @@
 /** What a submitter follows, for each way a message can go (docs: message rules 1-6). */
-import { Channel, Chunk, Deferred, Effect, Option, Stream } from "effect"
+import { Channel, Chunk, Effect, Option, Stream } from "effect"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
+import type { OneShot } from "../../../services/common/OneShot.js"
 import type { EventWriter, Submission, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { follow, followWritten, type Turn } from "./Turn.js"
@@ -13,7 +14,8 @@ export interface Waiting {
   /** Taken when the message arrives, so its submitter can name the task before it runs. */
   readonly taskId: string
   readonly submission: Submission
-  readonly started: Deferred.Deferred<Started>
+  /** How it ended up, once it did; a OneShot, not a Deferred (services/common/OneShot.ts says why). */
+  readonly started: OneShot<Started, never>
 }
 
 /**
@@ -71,7 +73,7 @@ const steeredEvent = (event: TurnEvent): TurnEvent =>
   event.event === "done" ? { ...event, data: steeredResult(event.data as MessageResult) } : event
 
 export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting"): Ticket => {
-  const outcome = Deferred.await(entry.started)
+  const outcome = entry.started.wait()
   return {
     disposition,
     taskId: entry.taskId,
