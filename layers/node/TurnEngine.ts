@@ -5,10 +5,11 @@
  * (Checkpoints), running one (Agent), questions, host-control, start-up
  * recovery. This module wires them and keeps the per-conversation state.
  */
-import { Deferred, Effect, Fiber, FiberSet, HashMap, Layer, Option, Ref } from "effect"
+import { Effect, Exit, Fiber, FiberSet, HashMap, Layer, Option, Ref } from "effect"
 import { LRUCache } from "lru-cache"
 import type { Block, MessageResult, TimelineEntry } from "../../schema/node/Conversation.js"
 import { makeId } from "../../services/common/Ids.js"
+import { OneShot } from "../../services/common/OneShot.js"
 import { resolveAppIntent } from "../../services/node/AppIntents.js"
 import { AuditLog } from "../../services/node/AuditLog.js"
 import { ConversationNotFound, LastEventIdInvalid } from "../../services/node/ConversationErrors.js"
@@ -149,10 +150,10 @@ export const make = (settings: TurnSettings) =>
       if (next !== undefined) {
         if (yield* Ref.get(closing)) {
           const done = yield* cancelWaiting(turn.conversationId, next.userMessageId, next.taskId)
-          yield* Deferred.succeed(next.started, { _tag: "Cancelled", done })
+          next.started.done(Exit.succeed({ _tag: "Cancelled", done }))
         } else {
           const started = yield* startWaiting(state, next)
-          yield* Deferred.succeed(next.started, { _tag: "Turn", turn: started })
+          next.started.done(Exit.succeed({ _tag: "Turn", turn: started }))
         }
       }
       yield* prune(turn.conversationId, state)
@@ -267,12 +268,12 @@ export const make = (settings: TurnSettings) =>
         userMessageId: user.messageId,
         taskId: taskId!,
         submission,
-        started: yield* Deferred.make<Tickets.Started>()
+        started: new OneShot<Tickets.Started, never>()
       }
       if (shuttingDown) {
         // Message rule 6: the node is shutting down, so the message is saved and cancelled before it starts.
         const done = yield* cancelWaiting(conversationId, user.messageId, waiting.taskId)
-        yield* Deferred.succeed(waiting.started, { _tag: "Cancelled", done })
+        waiting.started.done(Exit.succeed({ _tag: "Cancelled", done }))
         return Tickets.waiting(waiting, "waiting")
       }
       if (steering === "interrupt") {

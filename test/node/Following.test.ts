@@ -70,6 +70,22 @@ describe("followers", () => {
       expect(yield* firstBytes("cli-api", (text) => text.length > 0)).toBe(": connected\n\n")
     })))
 
+  it.scoped("a stream's response says it is SSE, not to be cached or buffered by a proxy", () =>
+    withNode(Effect.gen(function*() {
+      const node = yield* TestNode
+      const id = yield* conversation
+      const headers = yield* Effect.promise(async () => {
+        const response = await fetch(`${node.baseUrl}/conversations/${id}/messages/stream`, {
+          method: "POST",
+          headers: { ...node.headers("person"), "content-type": "application/json" },
+          body: JSON.stringify({ text: "Open settings" })
+        })
+        await response.text()
+        return { status: response.status, type: response.headers.get("content-type"), cache: response.headers.get("cache-control"), buffering: response.headers.get("x-accel-buffering") }
+      })
+      expect(headers).toEqual({ status: 200, type: "text/event-stream", cache: "no-cache", buffering: "no" })
+    })))
+
   it.scoped("an app intent's only event is done, without an id it could not resume", () =>
     withNode(Effect.gen(function*() {
       const node = yield* TestNode

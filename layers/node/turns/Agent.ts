@@ -3,7 +3,7 @@
  * they come, tool calls run between rounds, steered messages join at the next
  * round), and the turn's end, stored before its `done` goes out.
  */
-import { Cause, Deferred, Duration, Effect, Exit, FiberId, Option, Scheduler } from "effect"
+import { Cause, Duration, Effect, Exit, FiberId, Option, Scheduler } from "effect"
 import type { MessageResult, Ref } from "../../../schema/node/Conversation.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import type { ModelEvent, ModelFailure, ModelMessage, ModelProvider, ToolSpec } from "../../../services/node/ModelProvider.js"
@@ -219,7 +219,7 @@ export const make = ({ checkpoints, deadlines, ended, model, nextSteers, nodeToo
     if (done === undefined) return yield* Effect.dieMessage(`The end of turn ${turn.taskId} was not stored`)
     turn.persisted++
     publish(turn, done)
-    yield* Deferred.succeed(turn.result, done.data as MessageResult)
+    turn.result.done(Exit.succeed(done.data as MessageResult))
     yield* ended(turn)
     // Work that did not finish by itself is in the inbox, with Retry (docs/decisions.md, "Background work").
     if (status === "failed" || (status === "stopped" && note === notes.wallClock(wallClock))) {

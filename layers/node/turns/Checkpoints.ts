@@ -3,7 +3,8 @@
  * marked dirty and written together, at most every `checkpointEvery` and at once
  * when a turn ends or runs a tool; a crash loses at most that much of a reply.
  */
-import { Array as Arr, Deferred, Duration, Effect, Exit, FiberId } from "effect"
+import { Array as Arr, Duration, Effect, Exit } from "effect"
+import { OneShot } from "../../../services/common/OneShot.js"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
 import type { Checkpoint, ConversationStore, NewMessage } from "../../../services/node/ConversationStore.js"
 import type { Transactions } from "../../../services/node/Transactions.js"
@@ -48,7 +49,12 @@ const checkpointOf = (turn: Turn): Checkpoint => {
     conversationId: turn.conversationId,
     taskId: turn.taskId,
     events,
-    reply: { messageId: turn.assistantMessageId, patch: { ...final, blocks: [...turn.blocks] } },
+    // Listed, not `{ ...final, blocks }`: on this V8 a spread followed by a property makes a hidden class per object,
+    // one per checkpoint of every turn (docs/decisions.md, "Widget presses: hidden classes made per press").
+    reply: {
+      messageId: turn.assistantMessageId,
+      patch: final === undefined ? { blocks: [...turn.blocks] } : { status: final.status, note: final.note, blocks: [...turn.blocks] }
+    },
     closing: final === undefined ? undefined : (saved) => {
       const done: TurnEvent = {
         taskId: turn.taskId,
@@ -88,7 +94,7 @@ export const make = (
     /** Whether some fiber is writing batches now; it goes on until a look at the queue finds nothing. */
     let writing = false
     /** Callers that came while a batch was being written: the next batch takes what they marked, then wakes them. */
-    let waiters: Deferred.Deferred<void> | undefined
+    let waiters: OneShot<void, never> | undefined
 
     const mark = (turn: Turn) => {
       if (turn.dirty) return
@@ -132,12 +138,12 @@ export const make = (
           writing = false
           const left = waiters
           waiters = undefined
-          return Effect.zipRight(
-            woken === undefined ? Effect.void : Deferred.failCause(woken, exit.cause),
-            left === undefined ? Effect.void : Deferred.failCause(left, exit.cause)
-          )
+          return Effect.sync(() => {
+            woken?.done(Exit.failCause(exit.cause))
+            left?.done(Exit.failCause(exit.cause))
+          })
         }
-        return woken === undefined ? Effect.void : Deferred.done(woken, Exit.void)
+        return woken === undefined ? Effect.void : Effect.sync(() => woken.done(Exit.void))
       }).pipe(Effect.zipRight(Effect.suspend(() => {
         if (taken.length === 0 && waiters === undefined) {
           writing = false
@@ -158,8 +164,9 @@ export const make = (
         writing = true
         return writeAll
       }
-      waiters ??= Deferred.unsafeMake<void>(FiberId.none)
-      return Deferred.await(waiters)
+      // A OneShot, not a Deferred (services/common/OneShot.ts says why): one per batch that callers wait for.
+      waiters ??= new OneShot<void, never>()
+      return waiters.wait()
     }))
 
     yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * cancels the conversation's waiting messages under its lock and interrupts its turn, which ends as a stopped
  * turn does (its text stored and labelled, its `done` sent); a stop returns once the turn has ended.
  */
-import { Deferred, Effect, Fiber, HashMap, Option, Ref } from "effect"
+import { Effect, Exit, Fiber, HashMap, Option, Ref } from "effect"
 import type { TurnEvent } from "../../../services/node/TurnEngine.js"
 import type * as Tickets from "./Tickets.js"
 import type { Turn } from "./Turn.js"
@@ -38,7 +38,7 @@ export const make = ({ cancelWaiting, locked, prune, states }: Options) => {
     const waiting = state.waiting.splice(0)
     for (const w of waiting) {
       const done = yield* cancelWaiting(conversationId, w.userMessageId, w.taskId)
-      yield* Deferred.succeed(w.started, { _tag: "Cancelled", done })
+      w.started.done(Exit.succeed({ _tag: "Cancelled", done }))
     }
     const turn = state.running
     if (turn !== undefined) turn.stopNote = note

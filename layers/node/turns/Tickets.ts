@@ -1,6 +1,7 @@
 /** What a submitter follows, for each way a message can go (docs: message rules 1-6). */
-import { Channel, Chunk, Deferred, Effect, Option, Stream } from "effect"
+import { Channel, Chunk, Effect, Option, Stream } from "effect"
 import type { MessageResult, Resolution } from "../../../schema/node/Conversation.js"
+import type { OneShot } from "../../../services/common/OneShot.js"
 import type { EventWriter, Submission, Ticket, TurnEvent } from "../../../services/node/TurnEngine.js"
 import type { ConversationStore } from "../../../services/node/ConversationStore.js"
 import { follow, followWritten, type Turn } from "./Turn.js"
@@ -13,7 +14,8 @@ export interface Waiting {
   /** Taken when the message arrives, so its submitter can name the task before it runs. */
   readonly taskId: string
   readonly submission: Submission
-  readonly started: Deferred.Deferred<Started>
+  /** How it ended up, once it did; a OneShot, not a Deferred (services/common/OneShot.ts says why). */
+  readonly started: OneShot<Started, never>
 }
 
 /**
@@ -50,7 +52,7 @@ export const own = (turn: Turn): Ticket => ({
   taskId: turn.taskId,
   messageIds: [turn.userMessageId, turn.assistantMessageId],
   ...following(turn, 0),
-  result: Deferred.await(turn.result)
+  result: turn.result.wait()
 })
 
 /** A message steered into a running turn follows the rest of it; its `done` carries the steered result. */
@@ -62,7 +64,7 @@ export const steered = (turn: Turn): Ticket => {
     messageIds: [],
     events: follow(turn, from).pipe(Stream.map(steeredEvent)),
     written: (writer) => followWritten(turn, from, { ...writer, write: (events) => writer.write(events.map(steeredEvent)) }),
-    result: Effect.map(Deferred.await(turn.result), steeredResult)
+    result: Effect.map(turn.result.wait(), steeredResult)
   }
 }
 
@@ -71,7 +73,7 @@ const steeredEvent = (event: TurnEvent): TurnEvent =>
   event.event === "done" ? { ...event, data: steeredResult(event.data as MessageResult) } : event
 
 export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting"): Ticket => {
-  const outcome = Deferred.await(entry.started)
+  const outcome = entry.started.wait()
   return {
     disposition,
     taskId: entry.taskId,
@@ -88,7 +90,7 @@ export const waiting = (entry: Waiting, disposition: "waiting" | "interrupting")
             : Stream.make(writer.write([started.done]))))
       ),
     result: Effect.flatMap(outcome, (started) =>
-      started._tag === "Turn" ? Deferred.await(started.turn.result) : Effect.succeed(started.done.data as MessageResult))
+      started._tag === "Turn" ? started.turn.result.wait() : Effect.succeed(started.done.data as MessageResult))
   }
 }
 

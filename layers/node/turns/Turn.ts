@@ -3,8 +3,9 @@
  * its log and reply; followers read the log once, then take live events from
  * their mailbox, so a late joiner misses nothing and sees nothing twice.
  */
-import { Channel, Chunk, Deferred, Effect, type Fiber, FiberId, Stream } from "effect"
+import { Channel, Chunk, Effect, type Fiber, Stream } from "effect"
 import type { Block, MessageResult, TimelineEntry } from "../../../schema/node/Conversation.js"
+import { OneShot } from "../../../services/common/OneShot.js"
 import type { Channel as InputChannel, Surface } from "../../../schema/node/Security.js"
 import type { Phase, Route } from "../../../services/node/Steering.js"
 import type { EventWriter, Submission, TurnEvent, TurnEventName } from "../../../services/node/TurnEngine.js"
@@ -37,8 +38,11 @@ export interface Turn {
   readonly history: ReadonlyArray<TimelineEntry> | undefined
   /** The followers' mailboxes: live events, for followers that joined before they happened. */
   readonly followers: Set<Mailbox>
-  /** The answer of the turn (the `done` event's data), once it is stored. */
-  readonly result: Deferred.Deferred<MessageResult>
+  /**
+   * The answer of the turn (the `done` event's data), once it is stored. A OneShot, not a Deferred: one per start
+   * (services/common/OneShot.ts says why).
+   */
+  readonly result: OneShot<MessageResult, never>
   /** Steered messages the model has not read yet. */
   readonly steers: Array<string>
   readonly blocks: Array<Block>
@@ -80,7 +84,7 @@ export const make = (
   entries: [user],
   history,
   followers: new Set(),
-  result: Deferred.unsafeMake<MessageResult>(FiberId.none),
+  result: new OneShot<MessageResult, never>(),
   steers: [],
   blocks: [],
   log: [],
