@@ -13,8 +13,9 @@
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Deferred, Effect, type Exit, FiberId, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { IncomingMessage } from "node:http"
+import { OneShot } from "../../services/common/OneShot.js"
 import { quote } from "./Failures.js"
 
 /** Why a body was refused; knows no HTTP status (each API maps it to its own envelope). */
@@ -248,26 +249,21 @@ export const readJson = (source: IncomingMessage, rules: BodyRules): Effect.Effe
 /**
  * `effect` run at most once, by its first caller; every caller gets that outcome. A hand-made `Effect.cached`:
  * that one has to be run (`runSync`) to be made, a fiber and a synchronized ref per request for a body most routes
- * read once. The outcome is kept as an Exit; a Deferred (about 5 µs to make, it copies Effect's whole prototype) is
- * made only for a caller that comes while the first read still runs, which a route's single read never does. A
- * first read that is interrupted is its request's fiber ending: nothing of that request reads again.
+ * read once. The outcome is a OneShot, not a Deferred (services/common/OneShot.ts says why), set however the first
+ * read ends, an interrupted one too, so a caller waiting beside it is never left waiting.
  */
 const once = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> => {
-  let outcome: Exit.Exit<A, E> | undefined
-  let running = false
-  let waiting: Deferred.Deferred<A, E> | undefined
+  let outcome: OneShot<A, E> | undefined
   return Effect.suspend(() => {
-    if (outcome !== undefined) return outcome
-    if (running) {
-      waiting ??= Deferred.unsafeMake<A, E>(FiberId.none)
-      return Deferred.await(waiting)
-    }
-    running = true
-    return Effect.flatMap(Effect.exit(effect), (exit) => {
-      outcome = exit
-      if (waiting !== undefined) Deferred.unsafeDone(waiting, exit)
-      return exit
-    })
+    if (outcome !== undefined) return outcome.wait()
+    const cell = new OneShot<A, E>()
+    outcome = cell
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.exit(restore(effect)), (exit) => {
+        cell.done(exit)
+        return exit
+      })
+    )
   })
 }
 

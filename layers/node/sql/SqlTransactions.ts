@@ -130,10 +130,6 @@ export const make = Effect.gen(function*() {
         )
         : Effect.succeed(exit))
 
-  /**
-   * Runs a group on its own fiber: a submitter that leaves does not interrupt the others' work. Members that join
-   * while it runs are taken in the same transaction; the outcomes go out after COMMIT.
-   */
   /** The group's members in its transaction, their outcomes in `done`. */
   const runMembers = Effect.fnUntraced(function*(
     group: Group,
@@ -157,8 +153,12 @@ export const make = Effect.gen(function*() {
       if (Exit.isFailure(exit)) for (const member of group.members) member.outcome.done(Exit.failCause(exit.cause))
     })
 
-  // Generators hoisted (Effect.fnUntraced) rather than made per group: docs/decisions.md, "Widget presses: a
-  // generator function made per call".
+  /**
+   * Runs a group on its own fiber: a submitter that leaves does not interrupt the others' work. Members that join
+   * while it runs are taken in the same transaction; the outcomes go out after COMMIT.
+   * Generators hoisted (Effect.fnUntraced) rather than made per group: docs/decisions.md, "Widget presses: a
+   * generator function made per call".
+   */
   const runGroup = Effect.fnUntraced(function*(group: Group) {
     const done: Array<readonly [Member, Exit.Exit<unknown, unknown>]> = []
     yield* traced(orDieSql(transaction((connection) => runMembers(group, connection, done))))

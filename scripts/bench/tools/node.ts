@@ -77,10 +77,13 @@ export const newConversation = (baseUrl: string, token: string) =>
     return ((await response.json()) as { conversationId: string }).conversationId
   })
 
-/** A node built from `modules` on a fresh data dir, serving on a loopback port, the probe installed. */
-export const startNode = (modules: NodeModules, folder: string) =>
+/**
+ * A node built in this process from `modules` with the scripted model `script`, on a fresh data dir (removed with
+ * the scope), serving on a loopback port: its built context, address and local token.
+ */
+export const serveInProcess = (modules: NodeModules, script: Scripted.ScriptInput, prefix: string) =>
   Effect.gen(function*() {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-tools-"))
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
     const options = {
       dataDir,
@@ -102,6 +105,13 @@ export const startNode = (modules: NodeModules, folder: string) =>
     const context = yield* Layer.build(Layer.merge(server, services))
     const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
     const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+    return { context, baseUrl, token }
+  })
+
+/** A node built from `modules` on a fresh data dir, serving on a loopback port, the probe installed. */
+export const startNode = (modules: NodeModules, folder: string) =>
+  Effect.gen(function*() {
+    const { baseUrl, context, token } = yield* serveInProcess(modules, script, "clark-bench-tools-")
     const client = yield* nodeClient(baseUrl, token)
     yield* Effect.orDie(install(client, folder))
     const conversationId = yield* newConversation(baseUrl, token)

@@ -32,11 +32,9 @@
  * graph, data dir and port, whose press is a fourth variant interleaved with the others, so before and after are
  * measured in the same run under the same load.
  */
-import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { Context, Duration, Effect, Layer, Redacted } from "effect"
+import { Context, Effect } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as inspector from "node:inspector"
@@ -47,6 +45,7 @@ import { type CallContext, PackageTools } from "../../../services/node/PackageTo
 import { pressOf, script, widgetProbe } from "../../../test/node/widgets/Fixtures.js"
 import { log, otherWorkCores, percentile, positiveInt } from "../Common.js"
 import { checkoutBaseline, removeBaseline } from "../node/builds.js"
+import { personHeaders, serveInProcess } from "../tools/node.js"
 import { currentModules, loadModules, type NodeModules } from "../node/modules.js"
 
 const full = process.env.BENCH_FULL === "1"
@@ -55,7 +54,6 @@ const warmup = 100
 /** BENCH_WIDGETS_ONLY=direct, path, press or baseline: only that variant runs (to profile it); nothing is written to the docs. */
 const only = ["direct", "path", "press", "baseline"].indexOf(process.env.BENCH_WIDGETS_ONLY ?? "")
 const pressOnly = only !== -1
-const appSecret = "bench-app-secret"
 const perInstance = 500
 
 interface Figures {
@@ -157,11 +155,7 @@ const timed = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Sample, E
     })
   })
 
-const headers = (token: string) => ({
-  authorization: `Bearer ${token}`,
-  "x-app-secret": appSecret,
-  "content-type": "application/json"
-})
+const headers = (token: string) => ({ ...personHeaders(token), "content-type": "application/json" })
 
 /**
  * The client: node:http over one kept-alive connection per node. `fetch` (undici) cost the benchmark's own process
@@ -200,23 +194,7 @@ const agents = new Map<string, http.Agent>()
 /** A node built from `modules` on a fresh data dir, the probe installed and `count` widgets placed by turns. */
 const startNode = (modules: NodeModules, folder: string, count: number) =>
   Effect.gen(function*() {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clark-bench-widgets-"))
-    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dataDir, { recursive: true, force: true })))
-    const options = {
-      dataDir,
-      appSecret: Redacted.make(appSecret),
-      model: modules.Scripted.fromScript(modules.Scripted.decodeScript(script)),
-      turns: { wallClock: Duration.minutes(5), hostControlWait: Duration.seconds(5), questionTtl: Duration.hours(24), waitBudget: Duration.seconds(60) },
-      marketplaceUrl: null,
-      registryUrl: null
-    }
-    const services = modules.ServicesLive(options)
-    const server = modules.serveApi(modules.ApiLive(options, services)).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(modules.createServer, { port: 0, host: "127.0.0.1" }))
-    )
-    const context = yield* Layer.build(Layer.merge(server, services))
-    const baseUrl = yield* HttpServer.addressFormattedWith((address) => Effect.succeed(address)).pipe(Effect.provide(context))
-    const token = JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken as string
+    const { baseUrl, context, token } = yield* serveInProcess(modules, script, "clark-bench-widgets-")
     const call = (method: string, route: string, body?: unknown) => json(baseUrl, token, method, route, body)
 
     const listing = yield* call("POST", "/packages/local", { path: folder })
