@@ -20,7 +20,9 @@
  *      (cores.ts): separate cores (server under test on CPU 0, driver on CPU 1) and/or shared cores;
  *    - the burst: BENCH_BURST streams sent at once, BENCH_BURST_ROUNDS rounds, each stream on a new connection
  *      (BENCH_BURST_SOCKETS=new) or on a keep-alive socket opened before (warm); time to the response's head, to
- *      the first event and to the first delta, the first event's p99 judged against 4× the reference's;
+ *      the first event and to the first delta, the first event's p99 judged against 4× the reference's; also on
+ *      the shape done plainly (plain-shape.ts: the issue's HttpApi, SQL, fiber and Stream shape without the node's
+ *      rules or tuning, bundled under dist/bench/), so that what the shape itself costs is read in the same run;
  *    - stop (stopping.ts): BENCH_STOPS long turns, stopped one at a time, until each stream has ended;
  *    - emergency stop: 200 long turns, POST /stop, until all streams have ended (BENCH_ESTOP_ROUNDS rounds).
  * 3. Prints the tables (both builds side by side, the targets judged on "after") and rewrites its section of
@@ -46,6 +48,7 @@ import {
   removeBaseline,
   startNode,
   startReference,
+  startPlainShape,
   writeNodeFiles
 } from "./node/builds.js"
 import { controlAgent, counters, streamAgent, type Target, warmSockets } from "./node/client.js"
@@ -61,6 +64,8 @@ import { burstTurns, describeLevel, type LevelResult, runLevel, streamTurns } fr
 interface Server {
   readonly target: Target
   readonly build: Build | undefined
+  /** Its conversations made first and its CPU and memory read (the nodes and the shape done plainly). */
+  readonly measured: boolean
   readonly levels: Array<LevelResult>
   readonly burst: Array<LevelResult>
   atRest?: AtRest
@@ -68,7 +73,14 @@ interface Server {
   readonly emergency: Array<EmergencyRound>
 }
 
-const serverOf = (target: Target, build: Build | undefined): Server => ({ target, build, levels: [], burst: [], emergency: [] })
+const serverOf = (target: Target, build: Build | undefined, measured = build !== undefined): Server => ({
+  target,
+  build,
+  measured,
+  levels: [],
+  burst: [],
+  emergency: []
+})
 
 /** The nodes in the order of the next scenario: the one that goes first alternates. */
 let scenario = 0
@@ -95,7 +107,7 @@ const streamRuns = async (cores: Cores, nodes: ReadonlyArray<Server>, reference:
     for (const streams of settings.levels) {
       for (const server of [...inTurn(nodes), reference]) {
         const result = await inLayout(cores, wanted, server, (layout) =>
-          runLevel(server.target, layout, streams, streams === 1 ? settings.singleRepeats : 1, server.build !== undefined, streamTurns))
+          runLevel(server.target, layout, streams, streams === 1 ? settings.singleRepeats : 1, server.measured, streamTurns))
         log(describeLevel(server.target.label, result))
         server.levels.push(result)
         if (!measured.includes(result.layout)) measured.push(result.layout)
@@ -105,11 +117,12 @@ const streamRuns = async (cores: Cores, nodes: ReadonlyArray<Server>, reference:
   return measured
 }
 
-const burstRuns = async (cores: Cores, layouts: ReadonlyArray<Layout>, nodes: ReadonlyArray<Server>, reference: Server) => {
+/** The burst on every node, then on the shape done plainly and on the reference. */
+const burstRuns = async (cores: Cores, layouts: ReadonlyArray<Layout>, nodes: ReadonlyArray<Server>, plainShape: Server, reference: Server) => {
   for (const wanted of layouts) {
-    for (const server of [...inTurn(nodes), reference]) {
+    for (const server of [...inTurn(nodes), plainShape, reference]) {
       const result = await inLayout(cores, wanted, server, (layout) =>
-        runLevel(server.target, layout, settings.burst, settings.burstRounds, server.build !== undefined, burstTurns))
+        runLevel(server.target, layout, settings.burst, settings.burstRounds, server.measured, burstTurns))
       log(
         `  ${server.target.label}, ${result.layout} cores, ${settings.burst} streams at once ×${settings.burstRounds}: ` +
           `response head p99 ${ms2(percentile(result.toResponse, 0.99))} ms, first event p50 ${ms2(percentile(result.toFirstEvent, 0.5))} / ` +
@@ -117,7 +130,7 @@ const burstRuns = async (cores: Cores, layouts: ReadonlyArray<Layout>, nodes: Re
           // The node's CPU (preload, process.cpuUsage) from before the first round to after the last, per start.
           (result.serverCpu === undefined
             ? ""
-            : `, node CPU ${ms2((result.serverCpu / 100) * result.wallMs / (settings.burst * settings.burstRounds))} ms per start`) +
+            : `, server CPU ${ms2((result.serverCpu / 100) * result.wallMs / (settings.burst * settings.burstRounds))} ms per start`) +
           (result.failed > 0 ? `, ${result.failed} FAILED (${result.failureDetail})` : "")
       )
       server.burst.push(result)
@@ -163,25 +176,26 @@ const main = async () => {
     const files = writeNodeFiles(tmp)
     const loadBefore = os.loadavg()[0] ?? 0
     const phase = (what: string) => log(`${what} (at ${seconds(Date.now() - startedAt)})`)
-    phase("Starting the nodes and the reference")
+    phase("Starting the nodes, the shape done plainly and the reference")
     const nodes: Array<Server> = []
     for (const b of builds) nodes.push(serverOf(await startNode(b, tmp, files), b))
+    const plainShape = serverOf(await startPlainShape(files, tmp), undefined, true)
     const reference = serverOf(await startReference(files), undefined)
-    const servers = [...nodes, reference]
+    const servers = [...nodes, plainShape, reference]
     const serversCpuMs = () => servers.reduce((sum, s) => sum + procCpuMs(s.target.child.process.pid), 0)
     const window = { wall: now(), machine: machineBusyMs(), servers: serversCpuMs(), driver: process.cpuUsage() }
 
     phase(`Warm-up: ${settings.warmupStreams} streams on every server`)
     for (const server of servers) {
       await warmSockets(server.target, settings.warmupStreams)
-      const warm = await runLevel(server.target, "shared", settings.warmupStreams, 1, server.build !== undefined)
+      const warm = await runLevel(server.target, "shared", settings.warmupStreams, 1, server.measured)
       if (warm.failed > 0) throw new Error(`${server.target.label} warm-up: ${warm.failed} streams failed (${warm.failureDetail})`)
     }
 
     if (settings.only === "burst") {
       const layouts = settings.cores.map((wanted): Layout => (wanted === "separate" && cores.separateSkipped !== undefined ? "shared" : wanted))
       phase(`Burst only (BENCH_ONLY=burst): ${settings.burst} streams started at once, ${plural(settings.burstRounds, "round")}`)
-      await burstRuns(cores, [...new Set(layouts)], nodes, reference)
+      await burstRuns(cores, [...new Set(layouts)], nodes, plainShape, reference)
       for (const server of servers) await stopChild(server.target.child)
       log(`Not written to docs/benchmarks.md: BENCH_ONLY=burst (benchmark took ${seconds(Date.now() - startedAt)})`)
       return
@@ -212,7 +226,7 @@ const main = async () => {
     const layouts = await streamRuns(cores, nodes, reference)
 
     phase(`Burst: ${settings.burst} streams started at once, ${plural(settings.burstRounds, "round")}`)
-    await burstRuns(cores, layouts, nodes, reference)
+    await burstRuns(cores, layouts, nodes, plainShape, reference)
 
     phase(`Stop: ${settings.stopTurns} long turns, stopped one at a time`)
     for (const node of inTurn(nodes)) {
@@ -255,6 +269,7 @@ const main = async () => {
       otherCores,
       builds: results,
       reference: { levels: reference.levels, burst: reference.burst },
+      plainShape: { levels: [], burst: plainShape.burst },
       separateSkipped: cores.separateSkipped,
       connectionRetries: counters.connectionRetries
     })

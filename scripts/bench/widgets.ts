@@ -26,7 +26,8 @@
  *
  * Defaults: 1,000 rounds (BENCH_WIDGETS_N; BENCH_FULL=1 for 5,000) after 1,000 unmeasured (BENCH_WIDGETS_WARMUP),
  * under a minute with the build, two with a baseline's. BENCH_WIDGETS_DOCS=0 prints without writing the section of
- * docs/benchmarks.md; BENCH_WIDGETS_TAIL=1 also prints each variant's 15 slowest calls with their rounds (a stall
+ * docs/benchmarks.md; BENCH_WIDGETS_DUMP=<file> writes every call's wall time per variant, in round order (JSON);
+ * BENCH_WIDGETS_TAIL=1 also prints each variant's 15 slowest calls with their rounds (a stall
  * the variants share is the machine's). BENCH_WIDGETS_IN_PROCESS=1
  * runs instead the reference kept from the earlier method (scripts/bench/widgets/in-process.ts: node and client in
  * one process, from the sources; the tool path alone, statement counts, profiling), which writes no docs.
@@ -213,6 +214,7 @@ const main = async () => {
     await stopChild(driver.child)
     for (const node of nodes) await stopChild(node.child)
 
+    if (process.env.BENCH_WIDGETS_DUMP) fs.writeFileSync(process.env.BENCH_WIDGETS_DUMP, JSON.stringify(reply.samples.ms))
     if (process.env.BENCH_WIDGETS_TAIL === "1") {
       for (const [key, values] of Object.entries(reply.samples.ms)) {
         const top = values.map((v, i) => [v, i] as const).sort((a, b) => b[0] - a[0]).slice(0, 15)

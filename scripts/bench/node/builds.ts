@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -222,6 +223,48 @@ export const startReference = async (files: ReturnType<typeof writeNodeFiles>): 
     String(port)
   ], {}, root)
   const target = { label: referenceLabel, port, token: "", child }
+  await waitHealthy(target)
+  return target
+}
+
+export const plainShapeLabel = "the shape, done plainly"
+
+/** plain-shape.ts bundled as the node is (scripts/bundle.mjs): one file under dist/, better-sqlite3 left outside. */
+export const buildPlainShape = async () => {
+  const outfile = path.join(root, "dist", "bench", "plain-shape.mjs")
+  await esbuild.build({
+    entryPoints: [path.join(root, "scripts", "bench", "node", "plain-shape.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: ["better-sqlite3"],
+    // The bundle's CommonJS dependencies call `require`, which an ES module does not have.
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+    outfile,
+    logLevel: "warning"
+  })
+  return outfile
+}
+
+/** The shape done plainly (plain-shape.ts), with the node's preload for its CPU, on a fresh database under `tmp`. */
+export const startPlainShape = async (files: ReturnType<typeof writeNodeFiles>, tmp: string): Promise<Target> => {
+  const bundle = await buildPlainShape()
+  const port = await freePort()
+  const dir = fs.mkdtempSync(path.join(tmp, "plain-shape-"))
+  const child = startNodeChild(plainShapeLabel, [
+    // `clark`'s V8 setting (bin/v8-tuning.js), so that the two differ in their code alone.
+    "--no-allocation-site-pretenuring",
+    "--import",
+    pathToFileURL(files.preloadFile).href,
+    bundle,
+    String(settings.deltas),
+    String(settings.burstDeltas),
+    String(settings.delayMs),
+    String(port),
+    dir
+  ], {}, root)
+  const target = { label: plainShapeLabel, port, token: "", child }
   await waitHealthy(target)
   return target
 }

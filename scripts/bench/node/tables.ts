@@ -1,6 +1,6 @@
 /** The report's tables: every build side by side, the targets judged on the current build ("after"). */
 import { seconds } from "../Common.js"
-import { referenceLabel } from "./builds.js"
+import { plainShapeLabel, referenceLabel } from "./builds.js"
 import {
   addedPerDeltaMet,
   burstMet,
@@ -110,6 +110,7 @@ const sideBySide = (
 ) => {
   const servers = [
     ...r.builds.map((b) => [`node ${buildName(b)}`, pick(b)] as const),
+    [plainShapeLabel, pick(r.plainShape)] as const,
     [referenceLabel, pick(r.reference)] as const
   ]
   const first = pick(judgedBuild(r))
@@ -172,6 +173,7 @@ export const burstTable = (r: Results) =>
       "First delta p50 / p99 (ms)",
       "First event p99 ÷ plain node:http's",
       "Server CPU",
+      "Server CPU per start (ms)",
       "Failed"
     ],
     sideBySide(r, (x) => x.burst).map(([label, l]) => [
@@ -183,6 +185,7 @@ export const burstTable = (r: Results) =>
       pair(l.ttfe),
       label === referenceLabel ? "1.0×" : `${burstRatio(r, l).toFixed(1)}×`,
       l.serverCpu === undefined ? "–" : `${l.serverCpu.toFixed(0)} %`,
+      l.serverCpu === undefined ? "–" : ms2((l.serverCpu / 100) * l.wallMs / (l.streams * l.repeats)),
       failedCell(l)
     ])
   )
