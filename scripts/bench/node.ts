@@ -42,6 +42,7 @@ import { log, machineBusyMs, otherWorkLimit, percentile, seconds, writeDocs } fr
 import {
   type Build,
   buildCurrent,
+  buildPlainShape,
   checkoutBaseline,
   cleanUpOnExit,
   compilers,
@@ -117,10 +118,16 @@ const streamRuns = async (cores: Cores, nodes: ReadonlyArray<Server>, reference:
   return measured
 }
 
-/** The burst on every node, then on the shape done plainly and on the reference. */
-const burstRuns = async (cores: Cores, layouts: ReadonlyArray<Layout>, nodes: ReadonlyArray<Server>, plainShape: Server, reference: Server) => {
+/** The burst on every node, then on plain-shape.ts's two modes and on the reference. */
+const burstRuns = async (
+  cores: Cores,
+  layouts: ReadonlyArray<Layout>,
+  nodes: ReadonlyArray<Server>,
+  shapes: ReadonlyArray<Server>,
+  reference: Server
+) => {
   for (const wanted of layouts) {
-    for (const server of [...inTurn(nodes), plainShape, reference]) {
+    for (const server of [...inTurn(nodes), ...shapes, reference]) {
       const result = await inLayout(cores, wanted, server, (layout) =>
         runLevel(server.target, layout, settings.burst, settings.burstRounds, server.measured, burstTurns))
       log(
@@ -179,9 +186,13 @@ const main = async () => {
     phase("Starting the nodes, the shape done plainly and the reference")
     const nodes: Array<Server> = []
     for (const b of builds) nodes.push(serverOf(await startNode(b, tmp, files), b))
-    const plainShape = serverOf(await startPlainShape(files, tmp), undefined, true)
+    const shapeBundle = await buildPlainShape()
+    const shapes = [
+      serverOf(await startPlainShape(files, tmp, shapeBundle, "turn"), undefined, true),
+      serverOf(await startPlainShape(files, tmp, shapeBundle, "platform"), undefined, true)
+    ]
     const reference = serverOf(await startReference(files), undefined)
-    const servers = [...nodes, plainShape, reference]
+    const servers = [...nodes, ...shapes, reference]
     const serversCpuMs = () => servers.reduce((sum, s) => sum + procCpuMs(s.target.child.process.pid), 0)
     const window = { wall: now(), machine: machineBusyMs(), servers: serversCpuMs(), driver: process.cpuUsage() }
 
@@ -195,7 +206,7 @@ const main = async () => {
     if (settings.only === "burst") {
       const layouts = settings.cores.map((wanted): Layout => (wanted === "separate" && cores.separateSkipped !== undefined ? "shared" : wanted))
       phase(`Burst only (BENCH_ONLY=burst): ${settings.burst} streams started at once, ${plural(settings.burstRounds, "round")}`)
-      await burstRuns(cores, [...new Set(layouts)], nodes, plainShape, reference)
+      await burstRuns(cores, [...new Set(layouts)], nodes, shapes, reference)
       for (const server of servers) await stopChild(server.target.child)
       log(`Not written to docs/benchmarks.md: BENCH_ONLY=burst (benchmark took ${seconds(Date.now() - startedAt)})`)
       return
@@ -226,7 +237,7 @@ const main = async () => {
     const layouts = await streamRuns(cores, nodes, reference)
 
     phase(`Burst: ${settings.burst} streams started at once, ${plural(settings.burstRounds, "round")}`)
-    await burstRuns(cores, layouts, nodes, plainShape, reference)
+    await burstRuns(cores, layouts, nodes, shapes, reference)
 
     phase(`Stop: ${settings.stopTurns} long turns, stopped one at a time`)
     for (const node of inTurn(nodes)) {
@@ -269,7 +280,7 @@ const main = async () => {
       otherCores,
       builds: results,
       reference: { levels: reference.levels, burst: reference.burst },
-      plainShape: { levels: [], burst: plainShape.burst },
+      shapes: shapes.map((s) => ({ label: s.target.label, levels: [], burst: s.burst })),
       separateSkipped: cores.separateSkipped,
       connectionRetries: counters.connectionRetries
     })

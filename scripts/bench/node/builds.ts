@@ -227,7 +227,11 @@ export const startReference = async (files: ReturnType<typeof writeNodeFiles>): 
   return target
 }
 
-export const plainShapeLabel = "the shape, done plainly"
+/** plain-shape.ts's modes and their labels. */
+export const plainShapes = {
+  turn: "the shape, done plainly",
+  platform: "HttpApi + stream response alone"
+} as const
 
 /** plain-shape.ts bundled as the node is (scripts/bundle.mjs): one file under dist/, better-sqlite3 left outside. */
 export const buildPlainShape = async () => {
@@ -247,24 +251,30 @@ export const buildPlainShape = async () => {
   return outfile
 }
 
-/** The shape done plainly (plain-shape.ts), with the node's preload for its CPU, on a fresh database under `tmp`. */
-export const startPlainShape = async (files: ReturnType<typeof writeNodeFiles>, tmp: string): Promise<Target> => {
-  const bundle = await buildPlainShape()
+/** plain-shape.ts in `mode`, with the node's preload for its CPU, on a fresh database under `tmp`. */
+export const startPlainShape = async (
+  files: ReturnType<typeof writeNodeFiles>,
+  tmp: string,
+  bundle: string,
+  mode: keyof typeof plainShapes
+): Promise<Target> => {
+  const label = plainShapes[mode]
   const port = await freePort()
-  const dir = fs.mkdtempSync(path.join(tmp, "plain-shape-"))
-  const child = startNodeChild(plainShapeLabel, [
+  const dir = fs.mkdtempSync(path.join(tmp, `plain-shape-${mode}-`))
+  const child = startNodeChild(label, [
     // `clark`'s V8 setting (bin/v8-tuning.js), so that the two differ in their code alone.
     "--no-allocation-site-pretenuring",
     "--import",
     pathToFileURL(files.preloadFile).href,
     bundle,
+    mode,
     String(settings.deltas),
     String(settings.burstDeltas),
     String(settings.delayMs),
     String(port),
     dir
   ], {}, root)
-  const target = { label: plainShapeLabel, port, token: "", child }
+  const target = { label, port, token: "", child }
   await waitHealthy(target)
   return target
 }

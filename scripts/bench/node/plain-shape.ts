@@ -1,9 +1,9 @@
 /**
- * The burst's second reference: a streamed message in the shape the issue requires, written plainly, with none of
+ * The burst's other references: a streamed message in the shape the issue requires, written plainly, with none of
  * the node's rules and none of its tuning. bench:node runs it beside the node and plain node:http, so that what the
- * shape itself costs is measured in the same run as the node's figure.
+ * shape itself costs is measured in the same run as the node's figure. Two modes:
  *
- * Per message, what the node does at the least:
+ * `turn`: per message, what the node does at the least:
  * - an HttpApi endpoint (POST /conversations/:id/messages/stream, its payload decoded by Schema) on `NodeHttpServer`,
  *   tracing off as the node runs by default;
  * - the message and the reply's rows stored in one SQLite transaction (`@effect/sql-sqlite-node`, WAL,
@@ -18,10 +18,14 @@
  * Left out: the bearer check, audit rows, the conversation's history read, steering, deadlines, pacing, stop,
  * resume and every other rule. POST /conversations (the driver's set-up) stores a conversation; GET /health answers.
  *
+ * `platform`: the endpoint and the streamed response alone, the least any server of this shape does: the response
+ * is the model's Stream itself, SSE-encoded, with nothing stored, no turn fiber and no PubSub (a client that leaves
+ * ends its turn: not what the spec allows, so a floor under the node, not a way to build it).
+ *
  * bench:node bundles it as `npm run build` bundles the node (esbuild, one file, better-sqlite3 outside) and runs it with
  * `clark`'s V8 setting (`--no-allocation-site-pretenuring`, bin/v8-tuning.js):
  *
- *   node --no-allocation-site-pretenuring dist/bench/plain-shape.mjs <deltas> <burst deltas> <delay ms> <port> <dir>
+ *   node --no-allocation-site-pretenuring dist/bench/plain-shape.mjs <turn|platform> <deltas> <burst deltas> <delay ms> <port> <dir>
  *
  * A message whose text starts with "burst" gets the burst's number of deltas, any other the streams' (the warm-up).
  */
@@ -33,7 +37,9 @@ import { Effect, Layer, PubSub, Schema, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
 import * as path from "node:path"
-const [deltas, burstDeltas, delayMs, port, dir] = process.argv.slice(2)
+
+const [mode, deltas, burstDeltas, delayMs, port, dir] = process.argv.slice(2)
+if (mode !== "turn" && mode !== "platform") throw new Error(`the mode must be turn or platform, got ${mode}`)
 const delay = Number(delayMs)
 
 const Conversation = Schema.Struct({ conversationId: Schema.String })
@@ -68,6 +74,17 @@ const model = (text: string) => Stream.range(1, Number(text.startsWith("burst") 
 const encoder = new TextEncoder()
 const sse = (taskId: string, e: TurnEvent) =>
   encoder.encode(`id: ${taskId}:${e.seq}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`)
+const opening = Stream.make(encoder.encode(": connected\n\n"))
+const headers = { contentType: "text/event-stream", headers: { "cache-control": "no-cache" } }
+
+/** The platform mode's response: the model's deltas and then `done`, straight from its Stream. */
+const alone = (taskId: string, text: string) => {
+  let seq = 0
+  return Stream.concat(
+    Stream.map(model(text), (delta) => sse(taskId, { seq: ++seq, event: "delta", data: { text: delta } })),
+    Stream.sync(() => sse(taskId, { seq: ++seq, event: "done", data: { resolution: "answered", taskId } }))
+  )
+}
 
 const TurnsLive = HttpApiBuilder.group(PlainApi, "turns", (handlers) =>
   Effect.gen(function*() {
@@ -98,6 +115,7 @@ const TurnsLive = HttpApiBuilder.group(PlainApi, "turns", (handlers) =>
       .handle("stream", ({ path, payload }) =>
         Effect.gen(function*() {
           const taskId = randomUUID()
+          if (mode === "platform") return HttpServerResponse.stream(Stream.concat(opening, alone(taskId, payload.text)), headers)
           const replyId = randomUUID()
           yield* sql.withTransaction(
             sql`INSERT INTO messages (id, conversation_id, role, text, status) VALUES
@@ -108,9 +126,8 @@ const TurnsLive = HttpApiBuilder.group(PlainApi, "turns", (handlers) =>
           // Subscribed in a scope the response's stream closes, made before the turn can publish.
           const follower = Stream.unwrapScoped(Effect.map(PubSub.subscribe(events), (queue) =>
             Stream.fromQueue(queue).pipe(Stream.takeUntil((e) => e.event === "done"))))
-          const body = Stream.concat(Stream.make(encoder.encode(": connected\n\n")), Stream.map(follower, (e) => sse(taskId, e)))
           yield* Effect.forkDaemon(turn(taskId, path.id, replyId, payload.text, events))
-          return HttpServerResponse.stream(body, { contentType: "text/event-stream", headers: { "cache-control": "no-cache" } })
+          return HttpServerResponse.stream(Stream.concat(opening, Stream.map(follower, (e) => sse(taskId, e))), headers)
         }).pipe(Effect.orDie))
   }))
 

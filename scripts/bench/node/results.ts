@@ -29,8 +29,12 @@ export interface Results {
   /** The baseline ("before") first when there is one, then the current build ("after"). */
   readonly builds: ReadonlyArray<BuildResults>
   readonly reference: { readonly levels: ReadonlyArray<LevelResult>; readonly burst: ReadonlyArray<LevelResult> }
-  /** The shape done plainly (plain-shape.ts): the burst only. */
-  readonly plainShape: { readonly levels: ReadonlyArray<LevelResult>; readonly burst: ReadonlyArray<LevelResult> }
+  /** plain-shape.ts's modes, each with its label: the burst only. */
+  readonly shapes: ReadonlyArray<{
+    readonly label: string
+    readonly levels: ReadonlyArray<LevelResult>
+    readonly burst: ReadonlyArray<LevelResult>
+  }>
   /** Why the stream runs were not measured with separate cores, when they were not. */
   readonly separateSkipped: string | undefined
   readonly connectionRetries: number

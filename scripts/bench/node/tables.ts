@@ -1,6 +1,6 @@
 /** The report's tables: every build side by side, the targets judged on the current build ("after"). */
 import { seconds } from "../Common.js"
-import { plainShapeLabel, referenceLabel } from "./builds.js"
+import { referenceLabel } from "./builds.js"
 import {
   addedPerDeltaMet,
   burstMet,
@@ -110,7 +110,7 @@ const sideBySide = (
 ) => {
   const servers = [
     ...r.builds.map((b) => [`node ${buildName(b)}`, pick(b)] as const),
-    [plainShapeLabel, pick(r.plainShape)] as const,
+    ...r.shapes.map((shape) => [shape.label, pick(shape)] as const),
     [referenceLabel, pick(r.reference)] as const
   ]
   const first = pick(judgedBuild(r))
