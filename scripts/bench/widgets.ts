@@ -39,7 +39,7 @@ import * as path from "node:path"
 import { type Child, startChild, stopAll, stopChild } from "./Children.js"
 import { freePort, log, machineBusyMs, otherWorkCores, otherWorkLimit, percentile, positiveInt, root, seconds, writeDocs } from "./Common.js"
 import { script, widgetProbe } from "../../test/node/widgets/Fixtures.js"
-import { type Build, buildCurrent, checkoutBaseline, cleanUpOnExit, compilers, removeBaseline } from "./node/builds.js"
+import { type Build, buildCurrent, bundleForBench, checkoutBaseline, cleanUpOnExit, compilers, removeBaseline } from "./node/builds.js"
 import { waitHealthy } from "./node/client.js"
 import { pin, separateCpus } from "./node/cores.js"
 import { procCpuMs } from "./node/probe.js"
@@ -98,6 +98,30 @@ const startNode = async (b: Build, tmp: string, scriptFile: string, appSecret: s
   const token = String(JSON.parse(fs.readFileSync(path.join(dataDir, "identity.json"), "utf8")).localToken)
   log(`  ${label} (${b.commit}) healthy on port ${port} after ${seconds(Date.now() - started)} (pid ${child.process.pid})`)
   return { build: b, child, port, token }
+}
+
+/** plain-press.ts's modes, their labels in the report and their keys in the client's samples. */
+const plainPresses = [
+  { mode: "press", key: "plain-press", label: "a press done plainly (plain-press.ts: HttpApi, ledger first, the claim, the SDK call, the closing transaction)" },
+  { mode: "platform", key: "plain-platform", label: "HttpApi + the tool call alone (plain-press.ts `platform`: nothing stored)" }
+] as const
+
+interface RunningPlain {
+  readonly key: string
+  readonly label: string
+  readonly child: Child
+  readonly port: number
+}
+
+/** A server of plain-press.ts, healthy, on a fresh directory under `tmp`, with its probe process started. */
+const startPlain = async (bundle: string, plain: (typeof plainPresses)[number], tmp: string, folder: string): Promise<RunningPlain> => {
+  const port = await freePort()
+  const dir = fs.mkdtempSync(path.join(tmp, `${plain.key}-`))
+  // `clark`'s V8 setting (bin/v8-tuning.js), so that it and the node differ in their code alone.
+  const args = ["--no-allocation-site-pretenuring", bundle, plain.mode, String(port), dir, folder]
+  const child = startChild(plain.key, args, {}, false, root)
+  await waitHealthy({ label: plain.key, port, token: "", child })
+  return { key: plain.key, label: plain.label, child, port }
 }
 
 /** The client process and its one request at a time. */
@@ -186,6 +210,14 @@ const main = async () => {
       if (cores === "separate") pin(node.child.process.pid!, separateCpus.server)
       nodes.push(node)
     }
+    const plainBundle = await bundleForBench("widgets/plain-press", "plain-press")
+    const plains: Array<RunningPlain> = []
+    for (const plain of plainPresses) {
+      const running = await startPlain(plainBundle, plain, tmp, folder)
+      // Its probe process is already running: both go to the nodes' core.
+      if (cores === "separate") for (const pid of withDescendants([running.child.process.pid!])) pin(pid, separateCpus.server)
+      plains.push(running)
+    }
     const driver = startDriver()
     if (cores === "separate") pin(driver.child.process.pid!, separateCpus.driver)
     const instances = Math.ceil((n + warmup) / perInstance)
@@ -194,6 +226,7 @@ const main = async () => {
       kind: "setup",
       folder,
       targets: nodes.map((node) => ({ key: node.build.key, port: node.port, token: node.token, appSecret })),
+      plains: plains.map((plain) => ({ key: plain.key, port: plain.port })),
       instances
     })
 
@@ -202,17 +235,20 @@ const main = async () => {
     log(`${n} rounds of ${nodes.length + 1} variants after ${warmup} unmeasured; other work on ${otherWork.toFixed(2)} cores`)
     await driver.ask({ kind: "rounds", firstRound: 0, rounds: warmup })
     const cpuBefore = nodes.map((node) => procCpuMs(node.child.process.pid))
-    const busy = busyNow([...nodes.map((node) => node.child.process.pid!), driver.child.process.pid!])
+    const plainCpuBefore = plains.map((plain) => procCpuMs(plain.child.process.pid))
+    const busy = busyNow([...[...nodes, ...plains].map((server) => server.child.process.pid!), driver.child.process.pid!])
     const measuredAt = Date.now()
     const reply = await driver.ask({ kind: "rounds", firstRound: warmup, rounds: n })
     if (reply.kind !== "samples") throw new Error(`the press client answered ${reply.kind}`)
     const nodeCpu = nodes.map((node, i) => (procCpuMs(node.child.process.pid) - cpuBefore[i]!) / n)
+    const plainCpu = plains.map((plain, i) => (procCpuMs(plain.child.process.pid) - plainCpuBefore[i]!) / n)
     const measuredMs = Date.now() - measuredAt
     // Before the client's exit: a process gone between the readings would count as other work.
     const otherDuring = otherWorkSince(busy)
     driver.child.process.send({ kind: "exit" } satisfies DriverMessage)
     await stopChild(driver.child)
     for (const node of nodes) await stopChild(node.child)
+    for (const plain of plains) await stopChild(plain.child)
 
     if (process.env.BENCH_WIDGETS_DUMP) fs.writeFileSync(process.env.BENCH_WIDGETS_DUMP, JSON.stringify(reply.samples.ms))
     if (process.env.BENCH_WIDGETS_TAIL === "1") {
@@ -237,8 +273,9 @@ const main = async () => {
       "| --- | ---: | ---: | ---: | ---: | ---: |",
       row("the tool call itself (SDK client → probe `read_value`, over stdio)", tool, "–"),
       ...presses.map((p) => row(`a \`done\` press of the read binding, ${labelOf(p.node.build)}`, p.figures, ms(p.cpu))),
+      ...plains.map((plain, i) => row(plain.label, figures(reply.samples, plain.key), ms(plainCpu[i]!))),
       "",
-      `The press adds ${presses.map((p) => `${added(p.figures)} to the tool call on ${labelOf(p.node.build)}`).join("; ")} (target: at most 3 ms p99). The added figure is the press's wall time at the client (the HTTP round trip, the node's checks, the claim of the invocation id, the call through the node's package runtime to its own probe process, the closing transaction) less the tool call's own. Node CPU per press: the node process's own user + system time over the measured rounds (/proc, all its threads, 10 ms ticks), its probe process's left out. Presses turned over ${instances} placed instances per node (600 presses a minute per binding at most). BENCH_BASELINE_REF=<commit> adds that commit's compiled node beside this one; BENCH_WIDGETS_IN_PROCESS=1 runs the earlier in-process method (a reference, not judged).`,
+      `The press adds ${presses.map((p) => `${added(p.figures)} to the tool call on ${labelOf(p.node.build)}`).join("; ")} (target: at most 3 ms p99)${plains.map((plain, i) => `; ${plainPresses[i]!.key === "plain-press" ? "a press done plainly" : "HttpApi + the tool call alone"} adds ${added(figures(reply.samples, plain.key))}`).join("")}. The added figure is the press's wall time at the client (the HTTP round trip, the node's checks, the claim of the invocation id, the call through the node's package runtime to its own probe process, the closing transaction) less the tool call's own. Node CPU per press: the node process's own user + system time over the measured rounds (/proc, all its threads, 10 ms ticks), its probe process's left out. Presses turned over ${instances} placed instances per node (600 presses a minute per binding at most). The two plain rows are scripts/bench/widgets/plain-press.ts, bundled as the node is and run with its V8 setting, each with its own probe process on the nodes' core: a press in the issue's shape written plainly (an HttpApi endpoint; the call recorded in a ledger file with \`synchronous = FULL\` before it is sent and its answer after; the invocation id claimed in the main database before the call; the stored answer and an audit row committed in one transaction after it; the call through the MCP SDK's client over stdio) with none of the node's rules, and the endpoint with the tool call alone (nothing stored), the least any server of this shape does. BENCH_BASELINE_REF=<commit> adds that commit's compiled node beside this one; BENCH_WIDGETS_IN_PROCESS=1 runs the earlier in-process method (a reference, not judged).`,
       ""
     ].join("\n")
     log(`\n${section}`)

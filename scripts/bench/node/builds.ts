@@ -233,11 +233,14 @@ export const plainShapes = {
   platform: "HttpApi + stream response alone"
 } as const
 
-/** plain-shape.ts bundled as the node is (scripts/bundle.mjs): one file under dist/, better-sqlite3 left outside. */
-export const buildPlainShape = async () => {
-  const outfile = path.join(root, "dist", "bench", "plain-shape.mjs")
+/**
+ * A bench server (scripts/bench/<entry>.ts) bundled as the node is (scripts/bundle.mjs): one file,
+ * dist/bench/<name>.mjs, better-sqlite3 left outside; its path.
+ */
+export const bundleForBench = async (entry: string, name: string) => {
+  const outfile = path.join(root, "dist", "bench", `${name}.mjs`)
   await esbuild.build({
-    entryPoints: [path.join(root, "scripts", "bench", "node", "plain-shape.ts")],
+    entryPoints: [path.join(root, "scripts", "bench", `${entry}.ts`)],
     bundle: true,
     platform: "node",
     format: "esm",
@@ -250,6 +253,8 @@ export const buildPlainShape = async () => {
   })
   return outfile
 }
+
+export const buildPlainShape = () => bundleForBench("node/plain-shape", "plain-shape")
 
 /** plain-shape.ts in `mode`, with the node's preload for its CPU, on a fresh database under `tmp`. */
 export const startPlainShape = async (

@@ -3,7 +3,8 @@
  * process: the nodes' figures carry none of its work. It installs the probe package on each node through the node's
  * routes, places the widgets by scripted turns, then runs rounds of the variants one call at a time, interleaved
  * (which goes first turns with the round): the tool call itself (the SDK `Client` over stdio calling `read_value` on
- * a process of the same package copy, started by this process) and a `done` press of the read binding on each node.
+ * a process of the same package copy, started by this process), a `done` press of the read binding on each node, and
+ * a press on each of plain-press.ts's servers (POST /press, a new invocation id each).
  *
  * The press: node:http over one kept-alive connection per node; each body built from strings made once (only the
  * revision and the invocation id change); the wall time runs from the request to the response's last byte, its JSON
@@ -22,8 +23,20 @@ export interface TargetSpec {
   readonly appSecret: string
 }
 
+/** A server of plain-press.ts. */
+export interface PlainSpec {
+  readonly key: string
+  readonly port: number
+}
+
 export type DriverMessage =
-  | { readonly kind: "setup"; readonly folder: string; readonly targets: ReadonlyArray<TargetSpec>; readonly instances: number }
+  | {
+    readonly kind: "setup"
+    readonly folder: string
+    readonly targets: ReadonlyArray<TargetSpec>
+    readonly plains: ReadonlyArray<PlainSpec>
+    readonly instances: number
+  }
   | { readonly kind: "rounds"; readonly firstRound: number; readonly rounds: number }
   | { readonly kind: "exit" }
 
@@ -129,6 +142,25 @@ const prepare = async (spec: TargetSpec, folder: string, count: number) => {
   return { key: spec.key, press, close: () => agent.destroy() }
 }
 
+/** One of plain-press.ts's servers and its press. */
+const preparePlain = (spec: PlainSpec) => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const headers = { "content-type": "application/json" }
+  const tail = `,"input":${JSON.stringify(input)}}`
+  let pressed = 0
+  const press = async () => {
+    const body = `{"invocationId":"bench-${spec.key}-${pressed++}"${tail}`
+    const started = performance.now()
+    const response = await send(agent, spec.port, headers, "POST", "/press", body)
+    const ms = performance.now() - started
+    if (response.status !== 200 || JSON.parse(response.text).outcome !== "done") {
+      throw new Error(`${spec.key}: the press answered ${response.status}: ${response.text}`)
+    }
+    return ms
+  }
+  return { key: spec.key, press, close: () => agent.destroy() }
+}
+
 let variants: Array<{ readonly key: string; readonly run: () => Promise<number> }> = []
 let direct: Client | undefined
 let closers: Array<() => void> = []
@@ -136,6 +168,7 @@ let closers: Array<() => void> = []
 const setup = async (message: Extract<DriverMessage, { kind: "setup" }>) => {
   const nodes = []
   for (const spec of message.targets) nodes.push(await prepare(spec, message.folder, message.instances))
+  nodes.push(...message.plains.map(preparePlain))
   const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(message.folder, "server.mjs")], cwd: message.folder })
   const client = new Client({ name: "bench-direct", version: "1.0.0" }, { capabilities: {} })
   await client.connect(transport)
