@@ -91,7 +91,8 @@ export const waitHealthy = async (target: Target) => {
   while (Date.now() < deadline) {
     assertRunning(target.child)
     try {
-      if ((await call(target, "GET", "/health")).status === 200) return
+      // Bounded: a server that listens before it serves leaves a request unanswered, and that one is given up.
+      if ((await withDeadline(call(target, "GET", "/health"), 2_000, "GET /health")).status === 200) return
     } catch {
       // not listening yet
     }
