@@ -56,7 +56,7 @@ import { controlAgent, counters, streamAgent, type Target, warmSockets } from ".
 import { type Cores, enterLayout, probeCores, separateCpus } from "./node/cores.js"
 import { procCpuMs, readHwm } from "./node/probe.js"
 import { renderSection } from "./node/report.js"
-import type { BuildResults } from "./node/results.js"
+import { type BuildResults, cpuPerStart } from "./node/results.js"
 import { type Layout, mib, ms2, now, plural, settings, settingsLine } from "./node/settings.js"
 import { type AtRest, type EmergencyRound, runAtRest, runEmergency, runStops, type StopResult } from "./node/stopping.js"
 import { burstTurns, describeLevel, type LevelResult, runLevel, streamTurns } from "./node/streams.js"
@@ -134,10 +134,8 @@ const burstRuns = async (
         `  ${server.target.label}, ${result.layout} cores, ${settings.burst} streams at once ×${settings.burstRounds}: ` +
           `response head p99 ${ms2(percentile(result.toResponse, 0.99))} ms, first event p50 ${ms2(percentile(result.toFirstEvent, 0.5))} / ` +
           `p99 ${ms2(percentile(result.toFirstEvent, 0.99))} ms, first delta p99 ${ms2(percentile(result.ttfe, 0.99))} ms` +
-          // The node's CPU (preload, process.cpuUsage) from before the first round to after the last, per start.
-          (result.serverCpu === undefined
-            ? ""
-            : `, server CPU ${ms2((result.serverCpu / 100) * result.wallMs / (settings.burst * settings.burstRounds))} ms per start`) +
+          // The server's CPU (preload, process.cpuUsage) from before the first round to after the last, per start.
+          (result.serverCpu === undefined ? "" : `, server CPU ${ms2(cpuPerStart(result)!)} ms per start`) +
           (result.failed > 0 ? `, ${result.failed} FAILED (${result.failureDetail})` : "")
       )
       server.burst.push(result)

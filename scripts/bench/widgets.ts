@@ -102,13 +102,22 @@ const startNode = async (b: Build, tmp: string, scriptFile: string, appSecret: s
 
 /** plain-press.ts's modes, their labels in the report and their keys in the client's samples. */
 const plainPresses = [
-  { mode: "press", key: "plain-press", label: "a press done plainly (plain-press.ts: HttpApi, ledger first, the claim, the SDK call, the closing transaction)" },
-  { mode: "platform", key: "plain-platform", label: "HttpApi + the tool call alone (plain-press.ts `platform`: nothing stored)" }
+  {
+    mode: "press",
+    key: "plain-press",
+    name: "a press done plainly",
+    label: "a press done plainly (plain-press.ts: HttpApi, ledger first, the claim, the SDK call, the closing transaction)"
+  },
+  {
+    mode: "platform",
+    key: "plain-platform",
+    name: "HttpApi + the tool call alone",
+    label: "HttpApi + the tool call alone (plain-press.ts `platform`: nothing stored)"
+  }
 ] as const
 
 interface RunningPlain {
-  readonly key: string
-  readonly label: string
+  readonly plain: (typeof plainPresses)[number]
   readonly child: Child
   readonly port: number
 }
@@ -121,7 +130,7 @@ const startPlain = async (bundle: string, plain: (typeof plainPresses)[number], 
   const args = ["--no-allocation-site-pretenuring", bundle, plain.mode, String(port), dir, folder]
   const child = startChild(plain.key, args, {}, false, root)
   await waitHealthy({ label: plain.key, port, token: "", child })
-  return { key: plain.key, label: plain.label, child, port }
+  return { plain, child, port }
 }
 
 /** The client process and its one request at a time. */
@@ -226,13 +235,13 @@ const main = async () => {
       kind: "setup",
       folder,
       targets: nodes.map((node) => ({ key: node.build.key, port: node.port, token: node.token, appSecret })),
-      plains: plains.map((plain) => ({ key: plain.key, port: plain.port })),
+      plains: plains.map((running) => ({ key: running.plain.key, port: running.port })),
       instances
     })
 
     const otherWork = await otherWorkCores()
     const load = os.loadavg().map((value) => value.toFixed(2)).join(", ")
-    log(`${n} rounds of ${nodes.length + 1} variants after ${warmup} unmeasured; other work on ${otherWork.toFixed(2)} cores`)
+    log(`${n} rounds of ${nodes.length + plains.length + 1} variants after ${warmup} unmeasured; other work on ${otherWork.toFixed(2)} cores`)
     await driver.ask({ kind: "rounds", firstRound: 0, rounds: warmup })
     const cpuBefore = nodes.map((node) => procCpuMs(node.child.process.pid))
     const plainCpuBefore = plains.map((plain) => procCpuMs(plain.child.process.pid))
@@ -273,9 +282,9 @@ const main = async () => {
       "| --- | ---: | ---: | ---: | ---: | ---: |",
       row("the tool call itself (SDK client → probe `read_value`, over stdio)", tool, "–"),
       ...presses.map((p) => row(`a \`done\` press of the read binding, ${labelOf(p.node.build)}`, p.figures, ms(p.cpu))),
-      ...plains.map((plain, i) => row(plain.label, figures(reply.samples, plain.key), ms(plainCpu[i]!))),
+      ...plains.map(({ plain }, i) => row(plain.label, figures(reply.samples, plain.key), ms(plainCpu[i]!))),
       "",
-      `The press adds ${presses.map((p) => `${added(p.figures)} to the tool call on ${labelOf(p.node.build)}`).join("; ")} (target: at most 3 ms p99)${plains.map((plain, i) => `; ${plainPresses[i]!.key === "plain-press" ? "a press done plainly" : "HttpApi + the tool call alone"} adds ${added(figures(reply.samples, plain.key))}`).join("")}. The added figure is the press's wall time at the client (the HTTP round trip, the node's checks, the claim of the invocation id, the call through the node's package runtime to its own probe process, the closing transaction) less the tool call's own. Node CPU per press: the node process's own user + system time over the measured rounds (/proc, all its threads, 10 ms ticks), its probe process's left out. Presses turned over ${instances} placed instances per node (600 presses a minute per binding at most). The two plain rows are scripts/bench/widgets/plain-press.ts, bundled as the node is and run with its V8 setting, each with its own probe process on the nodes' core: a press in the issue's shape written plainly (an HttpApi endpoint; the call recorded in a ledger file with \`synchronous = FULL\` before it is sent and its answer after; the invocation id claimed in the main database before the call; the stored answer and an audit row committed in one transaction after it; the call through the MCP SDK's client over stdio) with none of the node's rules, and the endpoint with the tool call alone (nothing stored), the least any server of this shape does. BENCH_BASELINE_REF=<commit> adds that commit's compiled node beside this one; BENCH_WIDGETS_IN_PROCESS=1 runs the earlier in-process method (a reference, not judged).`,
+      `The press adds ${presses.map((p) => `${added(p.figures)} to the tool call on ${labelOf(p.node.build)}`).join("; ")} (target: at most 3 ms p99)${plains.map(({ plain }) => `; ${plain.name} adds ${added(figures(reply.samples, plain.key))}`).join("")}. The added figure is the press's wall time at the client (the HTTP round trip, the node's checks, the claim of the invocation id, the call through the node's package runtime to its own probe process, the closing transaction) less the tool call's own. Node CPU per press: the node process's own user + system time over the measured rounds (/proc, all its threads, 10 ms ticks), its probe process's left out. Presses turned over ${instances} placed instances per node (600 presses a minute per binding at most). The two plain rows are scripts/bench/widgets/plain-press.ts, bundled as the node is and run with its V8 setting, each with its own probe process on the nodes' core: a press in the issue's shape written plainly (an HttpApi endpoint; the call recorded in a ledger file with \`synchronous = FULL\` before it is sent and its answer after; the invocation id claimed in the main database before the call; the stored answer and an audit row committed in one transaction after it; the call through the MCP SDK's client over stdio) with none of the node's rules, and the endpoint with the tool call alone (nothing stored), the least any server of this shape does. BENCH_BASELINE_REF=<commit> adds that commit's compiled node beside this one; BENCH_WIDGETS_IN_PROCESS=1 runs the earlier in-process method (a reference, not judged).`,
       ""
     ].join("\n")
     log(`\n${section}`)

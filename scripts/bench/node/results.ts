@@ -62,6 +62,10 @@ export const burstRatio = (r: Results, burst: LevelResult) => {
   return reference === undefined ? Number.NaN : p99(burst.toFirstEvent) / p99(reference.toFirstEvent)
 }
 
+/** A run's server CPU per stream started, ms (undefined where the server's CPU was not read). */
+export const cpuPerStart = (l: LevelResult) =>
+  l.serverCpu === undefined ? undefined : (l.serverCpu / 100) * l.wallMs / (l.streams * l.repeats)
+
 export const addedPerDeltaMet = (l: LevelResult) =>
   l.failed === 0 && (l.toBytes ?? []).length === l.deltasReceived && p99(l.toBytes) <= settings.targets.addedPerDeltaP99Ms
 

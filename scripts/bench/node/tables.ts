@@ -5,6 +5,7 @@ import {
   addedPerDeltaMet,
   burstMet,
   burstRatio,
+  cpuPerStart,
   type BuildResults,
   emergencyMet,
   inLayout,
@@ -185,7 +186,7 @@ export const burstTable = (r: Results) =>
       pair(l.ttfe),
       label === referenceLabel ? "1.0×" : `${burstRatio(r, l).toFixed(1)}×`,
       l.serverCpu === undefined ? "–" : `${l.serverCpu.toFixed(0)} %`,
-      l.serverCpu === undefined ? "–" : ms2((l.serverCpu / 100) * l.wallMs / (l.streams * l.repeats)),
+      l.serverCpu === undefined ? "–" : ms2(cpuPerStart(l)!),
       failedCell(l)
     ])
   )

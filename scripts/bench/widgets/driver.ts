@@ -166,9 +166,9 @@ let direct: Client | undefined
 let closers: Array<() => void> = []
 
 const setup = async (message: Extract<DriverMessage, { kind: "setup" }>) => {
-  const nodes = []
-  for (const spec of message.targets) nodes.push(await prepare(spec, message.folder, message.instances))
-  nodes.push(...message.plains.map(preparePlain))
+  const servers = []
+  for (const spec of message.targets) servers.push(await prepare(spec, message.folder, message.instances))
+  servers.push(...message.plains.map(preparePlain))
   const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(message.folder, "server.mjs")], cwd: message.folder })
   const client = new Client({ name: "bench-direct", version: "1.0.0" }, { capabilities: {} })
   await client.connect(transport)
@@ -178,8 +178,8 @@ const setup = async (message: Extract<DriverMessage, { kind: "setup" }>) => {
     await client.callTool({ name: "read_value", arguments: input })
     return performance.now() - started
   }
-  variants = [{ key: toolVariant, run: tool }, ...nodes.map((node) => ({ key: node.key, run: node.press }))]
-  closers = nodes.map((node) => node.close)
+  variants = [{ key: toolVariant, run: tool }, ...servers.map((server) => ({ key: server.key, run: server.press }))]
+  closers = servers.map((server) => server.close)
 }
 
 const rounds = async (message: Extract<DriverMessage, { kind: "rounds" }>): Promise<Samples> => {
